@@ -1,0 +1,74 @@
+"""The ``infersweep`` command line: a click group whose commands are thin calls into stages.
+
+Sub-commands are imported lazily so that ``infersweep matrix`` does not pay for the
+benchmark client's imports (aiohttp, numpy) and stays fast in a fresh process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from infersweep import __version__
+from infersweep.diagnostics import InputError
+
+# command name -> "module:attribute" of a click command or group
+COMMANDS: dict[str, str] = {
+    "validate": "infersweep.config.commands:validate",
+    "matrix": "infersweep.matrix.commands:matrix",
+    "explain": "infersweep.matrix.commands:explain",
+    "changelog": "infersweep.changelog.commands:changelog",
+    "policy": "infersweep.policy.commands:policy",
+    "pins": "infersweep.pins.commands:pins",
+    "bench": "infersweep.bench.commands:bench",
+    "sim": "infersweep.sim.commands:sim",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx, name):
+        if name in self.commands:
+            return self.commands[name]
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith("infersweep"):
+                return None  # stage not built yet
+            raise
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="infersweep")
+def cli():
+    """LLM-inference benchmark sweeps: configs, matrix, launch, results, staging."""
+
+
+def main(argv=None) -> None:
+    try:
+        cli.main(args=argv, prog_name="infersweep", standalone_mode=False)
+    except InputError as exc:
+        for diag in exc.diagnostics:
+            click.echo(f"error: {diag}", err=True)
+        n = len(exc.diagnostics)
+        if n > 1:
+            click.echo(f"{n} errors", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
