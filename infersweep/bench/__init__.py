@@ -1,0 +1,1 @@
+"""The serving benchmark client: a multi-process load generator for OpenAI-compatible servers."""

@@ -1,0 +1,1 @@
+"""Loading and validating the config catalog (master configs and runners file)."""

@@ -1,0 +1,126 @@
+"""The config catalog: master configs merged across files, plus the runners file.
+
+Loading runs the schema and every cross-field rule, and collects *all* diagnostics before
+raising, so one `infersweep validate` lists every problem in every file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infersweep.config.rules import check_entry
+from infersweep.config.schema import validate_doc
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.yamldoc import YamlDoc, load_yaml
+
+CONFIG_DIR = "configs"
+MASTER_GLOB = "*-master.yaml"
+RUNNERS_FILE = "runners.yaml"
+
+
+@dataclass
+class Runners:
+    labels: dict[str, list[str]]
+    hardware: dict[str, dict]
+    doc: YamlDoc | None = None
+
+    @property
+    def path(self) -> str:
+        return self.doc.path if self.doc else "<runners>"
+
+
+@dataclass
+class Catalog:
+    """Config entries in load order (file order, then key order within a file)."""
+
+    entries: dict[str, dict]
+    runners: Runners
+    sources: dict[str, YamlDoc] = field(default_factory=dict)  # key -> document it came from
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+    def doc_for(self, key: str) -> YamlDoc:
+        return self.sources[key]
+
+
+def default_config_files(root: str | Path = ".") -> list[Path]:
+    return sorted(Path(root, CONFIG_DIR).glob(MASTER_GLOB))
+
+
+def default_runner_file(root: str | Path = ".") -> Path:
+    return Path(root, CONFIG_DIR, RUNNERS_FILE)
+
+
+def load_runners(path: str | Path) -> Runners:
+    doc = load_yaml(path)
+    diags = validate_doc(doc, "runners")
+    if diags:
+        raise InputError(diags)
+    return Runners(doc.data["labels"], doc.data.get("hardware") or {}, doc)
+
+
+def load_catalog(config_files: list[str | Path], runner_file: str | Path, *,
+                 strict_runners: bool = True) -> Catalog:
+    """Load, validate and merge master configs.
+
+    ``strict_runners`` makes a runner label missing from the runners file an error; when
+    false it is a warning (InferenceX's own catalog names labels its runners file lacks).
+    """
+    if not config_files:
+        raise InputError(Diagnostic(CONFIG_DIR, 0, 0, "no master config files found",
+                                    f"add {CONFIG_DIR}/<vendor>-master.yaml or pass --config-files",
+                                    "io"))
+    diags: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+    runners = None
+    try:
+        runners = load_runners(runner_file)
+    except InputError as exc:
+        diags.extend(exc.diagnostics)
+    docs: list[YamlDoc] = []
+    for path in config_files:
+        try:
+            docs.append(load_yaml(path))
+        except InputError as exc:
+            diags.extend(exc.diagnostics)
+    entries: dict[str, dict] = {}
+    sources: dict[str, YamlDoc] = {}
+    for doc in docs:
+        if doc.data is None:
+            diags.append(Diagnostic(doc.path, 1, 1, "file is empty",
+                                    "a master config maps config keys to entries", "schema"))
+            continue
+        schema_diags = validate_doc(doc, "master-config")
+        diags.extend(schema_diags)
+        if not isinstance(doc.data, dict):
+            continue
+        bad_keys = {d_pointer_key(doc, d) for d in schema_diags}
+        for key, entry in doc.data.items():
+            if key in sources:
+                other = sources[key].path
+                diags.append(doc.diag((key,), f"config key '{key}' is already defined in {other}",
+                                      "config keys must be unique across all master configs",
+                                      rule="duplicate-key", key=True))
+                continue
+            entries[key] = entry
+            sources[key] = doc
+            if key in bad_keys or not isinstance(entry, dict):
+                continue  # cross-field rules assume a schema-valid entry
+            for diag in check_entry(doc, key, entry, runners):
+                (warnings if diag.rule == "unknown-runner" and not strict_runners
+                 else diags).append(diag)
+    if diags:
+        raise InputError(sorted(set(diags)))
+    assert runners is not None
+    return Catalog(entries, runners, sources, warnings)
+
+
+def d_pointer_key(doc: YamlDoc, diag: Diagnostic) -> str | None:
+    """The top-level config key whose entry holds ``diag`` (by line range)."""
+    if not isinstance(doc.data, dict) or doc.root is None:
+        return None
+    owner = None
+    for key_node, _ in doc.root.value:
+        if key_node.start_mark.line + 1 <= diag.line:
+            owner = key_node.value
+    return owner

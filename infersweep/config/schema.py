@@ -1,0 +1,117 @@
+"""JSON Schema validation of YAML documents, reported at the offending line and column."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from infersweep.diagnostics import Diagnostic, did_you_mean
+from infersweep.yamldoc import YamlDoc
+
+_TYPE_NAMES = {"integer": "an integer", "string": "a string", "boolean": "true or false",
+               "array": "a list", "object": "a mapping", "number": "a number"}
+
+
+@cache
+def load_schema(name: str) -> dict:
+    """The schema ``infersweep/schemas/<name>.schema.json``."""
+    text = resources.files("infersweep.schemas").joinpath(f"{name}.schema.json").read_text()
+    return json.loads(text)
+
+
+@cache
+def _validator(name: str):
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schema = load_schema(name)
+    registry = Registry()
+    for other in resources.files("infersweep.schemas").iterdir():
+        if other.name.endswith(".schema.json"):
+            contents = json.loads(other.read_text())
+            registry = registry.with_resource(contents["$id"], Resource.from_contents(contents))
+    return Draft202012Validator(schema, registry=registry)
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _leaf_errors(error):
+    """The most specific errors under an if/then/else or $ref wrapper."""
+    if error.context:
+        for sub in error.context:
+            yield from _leaf_errors(sub)
+    else:
+        yield error
+
+
+def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
+    pointer = base + tuple(error.absolute_path)
+    validator, inst = error.validator, error.instance
+    field = str(pointer[-1]) if pointer else "document"
+    if validator == "additionalProperties":
+        allowed = list(error.schema.get("properties", {}))
+        extras = [k for k in inst if k not in error.schema.get("properties", {})]
+        key = extras[0] if extras else "?"
+        hint = did_you_mean(key, allowed) or (
+            f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
+        return doc.diag(pointer + (key,), f"unknown key '{key}'", hint, rule="schema", key=True)
+    if validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return doc.diag(pointer, f"missing required key '{missing}'", f"add '{missing}:'",
+                        rule="schema", key=True)
+    if validator == "type":
+        want = error.validator_value
+        want = want if isinstance(want, str) else want[0]
+        return doc.diag(pointer, f"'{field}' must be {_TYPE_NAMES.get(want, want)}, "
+                        f"got {_describe(inst)}", rule="schema")
+    if validator == "minimum":
+        return doc.diag(pointer, f"'{field}' must be at least {error.validator_value}, "
+                        f"got {_describe(inst)}", rule="schema")
+    if validator == "enum":
+        choices = ", ".join(json.dumps(c) for c in error.validator_value)
+        return doc.diag(pointer, f"'{field}' is {_describe(inst)}, expected one of {choices}",
+                        did_you_mean(inst, error.validator_value), rule="schema")
+    if validator == "const":
+        return doc.diag(pointer, f"'{field}' must be {json.dumps(error.validator_value)} here, "
+                        f"got {_describe(inst)}", error.schema.get("description", ""), rule="schema")
+    if validator == "pattern" and field in ("additional-settings",) or (
+            validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings"):
+        return doc.diag(pointer, f"setting {_describe(inst)} is not of the form KEY=VALUE with a "
+                        "shell-safe KEY", "KEY must match [A-Za-z_][A-Za-z0-9_]*", rule="schema")
+    if validator == "pattern" and field == "version":
+        return doc.diag(pointer, "a component version must not be an image reference",
+                        "give a release or commit SHA", rule="schema")
+    if validator == "propertyNames":
+        return doc.diag(pointer + (inst,), f"key {_describe(inst)} contains a glob character",
+                        "'*', '?', '[' and ']' are reserved for changelog globs", rule="schema",
+                        key=True)
+    if validator == "minItems":
+        return doc.diag(pointer, f"'{field}' must not be empty", rule="schema")
+    if validator is False or error.validator == "false":
+        return doc.diag(pointer, f"'{field}' is not allowed here", rule="schema", key=True)
+    return doc.diag(pointer, error.message, rule="schema")
+
+
+def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
+                 base: tuple = ()) -> list[Diagnostic]:
+    """Every schema violation in ``doc`` (or in ``data``, a part of it found at ``base``)."""
+    instance = doc.data if data is None else data
+    diags: list[Diagnostic] = []
+    for error in _validator(schema_name).iter_errors(instance):
+        for leaf in _leaf_errors(error):
+            diags.append(_to_diagnostic(doc, leaf, base))
+    return sorted(set(diags))
+
+
+def validate_data(instance: Any, schema_name: str) -> list[str]:
+    """Plain messages for a JSON contract that has no source file (e.g. a matrix row)."""
+    out = []
+    for error in _validator(schema_name).iter_errors(instance):
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        out.append(f"{where}: {error.message}")
+    return out

@@ -1,0 +1,128 @@
+"""`infersweep matrix full-sweep|test-config` and `infersweep explain KEY`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from infersweep.clicompat import multi_option
+from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
+from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed
+from infersweep.matrix.table import explain_table, matrix_table
+
+
+def _common(f):
+    options = [
+        multi_option("--config-files", type=click.Path(path_type=Path),
+                     help="Master config files (default: configs/*-master.yaml)."),
+        click.option("--runner-config", type=click.Path(path_type=Path),
+                     help="Runners file (default: configs/runners.yaml)."),
+        click.option("--no-evals", is_flag=True, help="Mark no row for evals."),
+        click.option("--evals-only", is_flag=True, help="Emit only the rows that run evals."),
+        click.option("--all-evals", is_flag=True,
+                     help="Every eligible row runs evals (implies --evals-only)."),
+        click.option("--runner-node-filter", metavar="TEXT",
+                     help="Expand labels to the runners whose name contains TEXT."),
+        multi_option("--scenario-type", type=click.Choice(SCENARIO_TYPES)),
+        multi_option("--seq-lens", metavar="FAMILY",
+                     help="Sequence families: 1k1k, 8k1k or ISL_OSL."),
+        click.option("--step-size", type=int, default=2, show_default=True,
+                     help="Multiplier between points of a concurrency range."),
+        click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+                     show_default=True),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _catalog(config_files, runner_config):
+    files = list(config_files) or default_config_files()
+    catalog = load_catalog(files, runner_config or default_runner_file(), strict_runners=False)
+    for w in catalog.warnings:
+        click.echo(f"warning: {w}", err=True)
+    return catalog
+
+
+def _eval_mode(no_evals, evals_only, all_evals):
+    if no_evals and evals_only:
+        raise click.UsageError("--no-evals and --evals-only are mutually exclusive")
+    if no_evals and all_evals:
+        raise click.UsageError("--all-evals cannot be combined with --no-evals")
+    return "none" if no_evals else "only" if (evals_only or all_evals) else "default"
+
+
+def _emit(pairs, fmt):
+    if fmt == "table":
+        click.echo(matrix_table(pairs))
+    else:
+        sys.stdout.write(json.dumps([row for _, row in pairs]))
+        sys.stdout.write("\n")
+
+
+@click.group()
+def matrix():
+    """Expand the config catalog into sweep-matrix rows (JSON on stdout)."""
+
+
+@matrix.command("full-sweep")
+@_common
+@multi_option("--model-prefix", help="Keep config keys starting with these prefixes.")
+@multi_option("--precision")
+@multi_option("--framework")
+@multi_option("--runner-type", help="Keep configs whose runner label is one of these.")
+@click.option("--min-conc", type=int)
+@click.option("--max-conc", type=int)
+@click.option("--max-tp", type=int, help="Skip single-node entries with a larger tp.")
+@click.option("--max-ep", type=int, help="Clamp ep to this value.")
+@click.option("--single-node", is_flag=True, help="Only single-node configs.")
+@click.option("--multi-node", is_flag=True, help="Only multi-node configs.")
+def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
+               runner_node_filter, scenario_type, seq_lens, step_size, fmt, model_prefix,
+               precision, framework, runner_type, min_conc, max_conc, max_tp, max_ep,
+               single_node, multi_node):
+    """Every point of every config (optionally filtered)."""
+    catalog = _catalog(config_files, runner_config)
+    both = not single_node and not multi_node
+    sel = Selection(
+        key_prefixes=list(model_prefix) or None, precisions=list(precision) or None,
+        frameworks=list(framework) or None, runner_types=list(runner_type) or None,
+        seq_lens=list(seq_lens) or None, scenario_types=list(scenario_type) or None,
+        single_node=both or single_node, multi_node=both or multi_node,
+        min_conc=min_conc, max_conc=max_conc, max_tp=max_tp, max_ep=max_ep,
+        step_size=step_size, runner_node_filter=runner_node_filter,
+        evals=_eval_mode(no_evals, evals_only, all_evals), all_evals=all_evals)
+    _emit(generate_keyed(catalog, sel), fmt)
+
+
+@matrix.command("test-config")
+@_common
+@multi_option("--config-keys", required=True, help="Config keys or globs (* and ?).")
+@multi_option("--conc", type=int, help="Keep only these concurrencies.")
+def test_config(config_files, runner_config, no_evals, evals_only, all_evals,
+                runner_node_filter, scenario_type, seq_lens, step_size, fmt, config_keys,
+                conc):
+    """The points of the named configs (what a changelog entry runs)."""
+    catalog = _catalog(config_files, runner_config)
+    sel = Selection(
+        config_keys=list(config_keys), conc=list(conc) or None,
+        seq_lens=list(seq_lens) or None, scenario_types=list(scenario_type) or None,
+        step_size=step_size, runner_node_filter=runner_node_filter,
+        include_label_in_node_filter=True,
+        evals=_eval_mode(no_evals, evals_only, all_evals), all_evals=all_evals)
+    _emit(generate_keyed(catalog, sel), fmt)
+
+
+@click.command()
+@click.argument("key")
+@multi_option("--config-files", type=click.Path(path_type=Path))
+@click.option("--runner-config", type=click.Path(path_type=Path))
+def explain(key, config_files, runner_config):
+    """What a full sweep of config KEY runs and costs: points, GPUs and nodes."""
+    catalog = _catalog(config_files, runner_config)
+    sel = Selection(config_keys=[key])
+    pairs = generate_keyed(catalog, sel)
+    click.echo(explain_table(key, catalog, [row for _, row in pairs]))

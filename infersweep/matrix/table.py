@@ -1,0 +1,94 @@
+"""Human-readable views of matrix rows: the sweep table and `explain`'s cost table."""
+
+from __future__ import annotations
+
+import math
+
+from tabulate import tabulate
+
+from infersweep.matrix.rows import seq_name
+
+DEFAULT_GPUS_PER_NODE = 8
+
+
+def topology(row: dict) -> str:
+    """'TP8 EP1' / 'TP8 DPA' for one node; '2P(TP8 DPA)+1D(TP8 DPA)' for disaggregated."""
+    def par(block):
+        text = f"TP{block['tp']}"
+        if block.get("pp", 1) != 1:
+            text += f" PP{block['pp']}"
+        if block.get("ep", 1) != 1:
+            text += f" EP{block['ep']}"
+        if block.get("dp-attn"):
+            text += " DPA"
+        return text
+
+    if row.get("prefill") is not None:
+        p, d = row["prefill"], row["decode"]
+        return f"{p['num-worker']}P({par(p)})+{d['num-worker']}D({par(d)})"
+    return par(row)
+
+
+def _concs(row):
+    return row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+
+
+def _seq(row):
+    if row.get("scenario-type") == "agentic-coding":
+        return "agentic"
+    return seq_name(row["isl"], row["osl"])
+
+
+def matrix_table(pairs) -> str:
+    table = []
+    for key, row in pairs:
+        table.append([
+            key, row["runner"], _seq(row), topology(row),
+            " ".join(str(c) for c in _concs(row)),
+            row.get("spec-decoding", "none"),
+            "yes" if row.get("run-eval") else "",
+        ])
+    headers = ["config key", "runner", "seq", "topology", "conc", "spec", "eval"]
+    footer = f"\n{len(pairs)} row(s)"
+    return tabulate(table, headers=headers, tablefmt="github") + footer
+
+
+def gpus_and_nodes(row: dict, gpus_per_node: int) -> tuple[int, int]:
+    """GPUs and nodes one job of this row occupies."""
+    if row.get("prefill") is None:
+        gpus = row["tp"] * row.get("pp", 1) * row.get("pcp-size", 1)
+        return gpus, math.ceil(gpus / gpus_per_node)
+    gpus = nodes = 0
+    for role in ("prefill", "decode"):
+        w = row[role]
+        replica = w["tp"] * w.get("pp", 1) * w.get("pcp-size", 1)
+        gpus += w["num-worker"] * replica
+        nodes += w["num-worker"] * math.ceil(replica / gpus_per_node)
+    return gpus, nodes
+
+
+def explain_table(key: str, catalog, rows: list[dict]) -> str:
+    entry = catalog.entries[key]
+    hw = catalog.runners.hardware.get(entry["runner"], {})
+    per_node = hw.get("gpus-per-node", DEFAULT_GPUS_PER_NODE)
+    table = []
+    jobs = points = node_jobs = peak = 0
+    for job, row in enumerate(rows, start=1):
+        gpus, nodes = gpus_and_nodes(row, per_node)
+        jobs += 1
+        node_jobs += nodes
+        peak = max(peak, nodes)
+        for c in _concs(row):
+            points += 1
+            evaluated = row.get("run-eval") and (
+                row.get("eval-conc") in (None, c) or row.get("eval-all-concs"))
+            table.append([job, _seq(row), topology(row), c, gpus, nodes,
+                          "yes" if evaluated else ""])
+    head = (f"{key}: {entry['model']} {entry['precision']} on '{entry['runner']}' "
+            f"({entry['framework']}, image {entry['image']})")
+    body = tabulate(table, headers=["job", "seq", "topology", "conc", "GPUs", "nodes", "eval"],
+                    tablefmt="github")
+    summary = (f"{points} point(s) in {jobs} job(s); a full sweep allocates {node_jobs} "
+               f"node(s) in total (one job at a time: at most {peak} node(s)); "
+               f"{per_node} GPUs per node")
+    return f"{head}\n\n{body}\n\n{summary}"
