@@ -14,18 +14,15 @@ Three kinds of label:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     """How much of the changelog matrix a sweep runs."""
 
     TRIMMED = "trimmed"  # each configuration at its lowest concurrency only
     FULL = "full"  # every requested point
     NONE = "none"  # nothing runs
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

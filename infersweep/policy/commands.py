@@ -1,0 +1,119 @@
+"""``infersweep policy``: the sweep decision for a GitHub event, and the label vocabulary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import click
+
+from infersweep.diagnostics import Diagnostic, InputError
+
+
+@click.group()
+def policy():
+    """PR labels + GitHub event -> sweep decision."""
+
+
+def _read_event(path: str) -> dict:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(Diagnostic(path, 0, 0, "event file not found",
+                                    "pass --event-path or set GITHUB_EVENT_PATH",
+                                    "policy-event")) from None
+    except OSError as exc:
+        raise InputError(Diagnostic(path, 0, 0, f"cannot read event file: {exc.strerror}",
+                                    rule="policy-event")) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(Diagnostic(path, exc.lineno, exc.colno,
+                                    f"event file is not valid JSON: {exc.msg}",
+                                    "pass the payload GitHub wrote to $GITHUB_EVENT_PATH",
+                                    "policy-event")) from None
+
+
+def _message_from_git(repo_dir: str, sha: str) -> str | None:
+    """The commit message of ``sha`` in a local checkout, or None when it is not there."""
+    if not sha:
+        return None
+    try:
+        done = subprocess.run(["git", "-C", repo_dir, "log", "-1", "--format=%B", sha],
+                              capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def _append(path: str | None, text: str) -> None:
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+
+
+@policy.command()
+@click.option("--event-path", envvar="GITHUB_EVENT_PATH", required=True,
+              help="Webhook payload JSON (default: $GITHUB_EVENT_PATH).")
+@click.option("--event-name", envvar="GITHUB_EVENT_NAME", required=True,
+              help="pull_request, push, workflow_dispatch, ... (default: $GITHUB_EVENT_NAME).")
+@click.option("--head-commit-message", envvar="INFERSWEEP_HEAD_COMMIT_MESSAGE", default=None,
+              help="Head commit message, for the [skip-sweep] marker. pull_request payloads do "
+                   "not carry it: without this option it is read with git from --repo-dir.")
+@click.option("--repo-dir", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="Checkout to read the PR head commit message from.")
+@click.option("--repository", envvar="GITHUB_REPOSITORY", default="",
+              help="owner/name, when the payload lacks it (default: $GITHUB_REPOSITORY).")
+@click.option("--run-id", envvar="GITHUB_RUN_ID", default="",
+              help="Used in the concurrency group of events that must not cancel a sweep.")
+@click.option("--sha", envvar="GITHUB_SHA", default="",
+              help="Commit for events whose payload has none (default: $GITHUB_SHA).")
+@click.option("--github-output", envvar="GITHUB_OUTPUT", default=None,
+              help="Append key=value outputs here (default: $GITHUB_OUTPUT).")
+@click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
+              help="Append a markdown table here (default: $GITHUB_STEP_SUMMARY).")
+def decide(event_path, event_name, head_commit_message, repo_dir, repository, run_id, sha,
+           github_output, step_summary):
+    """Decide whether and how the sweep runs; print the decision as JSON.
+
+    Exit 0 for run and skip, 1 for an error (e.g. two primary labels).
+    """
+    from infersweep.policy.decide import PR_EVENTS, facts_from_event
+    from infersweep.policy.decide import decide as decide_facts
+    from infersweep.policy.outputs import github_output as render_output
+    from infersweep.policy.outputs import step_summary as render_summary
+
+    payload = _read_event(event_path)
+    facts = facts_from_event(event_name, payload, head_commit_message=head_commit_message,
+                             repository=repository, run_id=run_id, sha=sha, path=event_path)
+    if facts.head_commit_message is None and facts.event in PR_EVENTS:
+        message = _message_from_git(repo_dir, facts.head_sha)
+        if message is not None:
+            facts = facts_from_event(event_name, payload, head_commit_message=message,
+                                     repository=repository, run_id=run_id, sha=sha,
+                                     path=event_path)
+    decision = decide_facts(facts)
+    click.echo(json.dumps(decision.to_dict(), indent=2, sort_keys=False))
+    _append(github_output, render_output(decision))
+    _append(step_summary, render_summary(decision))
+    if decision.decision == "error":
+        raise InputError(Diagnostic(event_path, 0, 0, decision.reason,
+                                    "fix the PR labels and re-run", "policy-labels"))
+    click.echo(f"{decision.decision}: {decision.reason}", err=True)
+
+
+@policy.command()
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)
+def labels(fmt):
+    """Every label the sweep recognises and what it does."""
+    from infersweep.policy.labels import label_table
+
+    rows = label_table()
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from tabulate import tabulate
+
+    click.echo(tabulate(rows, headers="keys", tablefmt="github"))

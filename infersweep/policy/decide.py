@@ -1,0 +1,345 @@
+"""GitHub event + PR labels -> one sweep decision.
+
+The decision is a pure function of :class:`EventFacts`; :func:`facts_from_event` turns a
+GitHub webhook payload into facts. Nothing here reads the environment or the network, so
+every branch is covered by table-driven tests; :mod:`infersweep.policy.commands` does the I/O.
+
+Order of the rules (the first that applies gives the reason):
+
+pull_request
+  1. an action other than synchronize / ready_for_review / labeled / unlabeled -> skip
+  2. a labeled/unlabeled event for a label that does not change the sweep -> skip
+     (unrelated and scheduling-only labels never restart a running sweep)
+  3. draft -> skip (``ready_for_review`` starts it later)
+  4. more than one primary label -> error (exit 1)
+  5. head branch in a fork -> skip
+  6. no primary label -> skip (modifiers alone do nothing)
+  7. ``[skip-sweep]`` in the head commit message -> skip
+  8. otherwise run, as the primary label and modifiers say
+push
+  to the default branch -> always run the full changelog matrix (no canary, no fail-fast,
+  default evals; ``[skip-sweep]`` is ignored); to any other branch -> skip
+workflow_dispatch
+  a manual one-off: the ``sweep-label`` input (default: the recommended primary) and the
+  ``modifiers`` input act like PR labels; never stageable
+anything else -> skip
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
+from infersweep.policy import labels as L
+
+PR_EVENTS = ("pull_request",)
+PR_ACTIONS = ("synchronize", "ready_for_review", "labeled", "unlabeled")
+LABEL_ACTIONS = ("labeled", "unlabeled")
+ZERO_SHA = "0" * 40
+
+
+@dataclass(frozen=True)
+class EventFacts:
+    """What the decision depends on, extracted from one GitHub event."""
+
+    event: str
+    action: str = ""
+    labels: tuple[str, ...] = ()  # labels on the PR after the event
+    acted_label: str = ""  # the label added/removed by a labeled/unlabeled event
+    draft: bool = False
+    fork: bool = False
+    head_repo: str = ""
+    repository: str = ""
+    pr_number: int | None = None
+    head_sha: str = ""
+    head_ref: str = ""
+    base_ref: str = ""
+    base_sha: str = ""
+    ref: str = ""  # pushes and dispatches: refs/heads/<branch>
+    default_branch: str = "main"
+    head_commit_message: str | None = None  # None: not known
+    dispatch_inputs: dict[str, Any] = field(default_factory=dict)
+    run_id: str = ""
+
+
+@dataclass
+class Decision:
+    """The one object a workflow consumes. Keys (kebab-case) are the GITHUB_OUTPUT names."""
+
+    decision: str  # run | skip | error
+    run: bool
+    reason: str
+    event: str
+    action: str = ""
+    mode: str = L.Mode.NONE.value  # full | trimmed | none
+    trim_conc: bool = False
+    canary: bool = False
+    fail_fast: bool = False
+    all_evals: bool = False
+    evals_only: bool = False
+    agentx_fast: bool = False
+    skip_queue: bool = False
+    stageable: bool = False
+    check_changelog: bool = False
+    primary_label: str = ""
+    labels: list[str] = field(default_factory=list)
+    pr_number: int | None = None
+    head_sha: str = ""
+    base_ref: str = ""
+    base_sha: str = ""
+    diff_base: str = ""
+    diff_head: str = ""
+    fork: bool = False
+    draft: bool = False
+    skip_sweep_marker: bool = False
+    head_commit_message_checked: bool = False
+    supersedes_active: bool = False
+    concurrency_group: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k.replace("_", "-"): v for k, v in asdict(self).items()}
+
+
+FIELDS: tuple[str, ...] = tuple(k.replace("_", "-") for k in Decision.__dataclass_fields__)
+
+
+# -- event payload -> facts -----------------------------------------------------------------
+
+def _get(obj: Any, *path: str, default: Any = None) -> Any:
+    for part in path:
+        if not isinstance(obj, dict) or part not in obj:
+            return default
+        obj = obj[part]
+    return default if obj is None else obj
+
+
+def _branch(ref: str) -> str:
+    return ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+
+
+def facts_from_event(event_name: str, payload: dict[str, Any], *,
+                     head_commit_message: str | None = None,
+                     repository: str = "", run_id: str = "", sha: str = "",
+                     path: str = "<event>") -> EventFacts:
+    """Facts from a webhook payload (``$GITHUB_EVENT_PATH``) and ``$GITHUB_EVENT_NAME``.
+
+    ``head_commit_message`` overrides the payload (pull_request payloads do not carry it);
+    ``repository``/``sha`` are fallbacks for ``$GITHUB_REPOSITORY``/``$GITHUB_SHA``.
+    """
+    if not isinstance(payload, dict):
+        raise InputError(Diagnostic(path, 0, 0, "the event payload is not a JSON object",
+                                    "pass the file GitHub writes to $GITHUB_EVENT_PATH",
+                                    "policy-event"))
+    repo = _get(payload, "repository", "full_name", default="") or repository
+    default_branch = _get(payload, "repository", "default_branch", default="") or "main"
+    common = {"event": event_name, "action": str(_get(payload, "action", default="")),
+              "repository": repo, "default_branch": default_branch, "run_id": run_id}
+
+    if event_name in PR_EVENTS:
+        pr = _get(payload, "pull_request")
+        if not isinstance(pr, dict):
+            raise InputError(Diagnostic(path, 0, 0,
+                                        f"a {event_name} event without a 'pull_request' object",
+                                        "check --event-name matches the payload",
+                                        "policy-event"))
+        names = [str(_get(lab, "name", default="")) for lab in _get(pr, "labels", default=[])
+                 if isinstance(lab, dict)]
+        acted = str(_get(payload, "label", "name", default=""))
+        # The payload lists the labels after the event; make that true even if it lags.
+        if common["action"] == "labeled" and acted and acted not in names:
+            names.append(acted)
+        if common["action"] == "unlabeled" and acted:
+            names = [n for n in names if n != acted]
+        head_repo = _get(pr, "head", "repo", "full_name", default="")
+        number = _get(pr, "number", default=None) or _get(payload, "number", default=None)
+        return EventFacts(
+            **common,
+            labels=tuple(dict.fromkeys(n for n in names if n)),
+            acted_label=acted,
+            draft=bool(_get(pr, "draft", default=False)),
+            # A deleted fork has head.repo null: treat it as a fork (never trusted).
+            fork=(not head_repo) or (bool(repo) and head_repo != repo),
+            head_repo=head_repo,
+            pr_number=int(number) if number is not None else None,
+            head_sha=str(_get(pr, "head", "sha", default="")),
+            head_ref=str(_get(pr, "head", "ref", default="")),
+            base_ref=str(_get(pr, "base", "ref", default="")),
+            base_sha=str(_get(pr, "base", "sha", default="")),
+            head_commit_message=head_commit_message,
+        )
+    if event_name == "push":
+        message = head_commit_message
+        if message is None:
+            message = _get(payload, "head_commit", "message", default=None)
+        return EventFacts(
+            **common,
+            ref=str(_get(payload, "ref", default="")),
+            head_sha=str(_get(payload, "after", default="") or sha),
+            base_sha=str(_get(payload, "before", default="")),
+            head_commit_message=message,
+        )
+    if event_name == "workflow_dispatch":
+        inputs = _get(payload, "inputs", default={})
+        return EventFacts(
+            **common,
+            ref=str(_get(payload, "ref", default="")),
+            head_sha=sha,
+            dispatch_inputs=dict(inputs) if isinstance(inputs, dict) else {},
+            head_commit_message=head_commit_message,
+        )
+    return EventFacts(**common, head_sha=sha, head_commit_message=head_commit_message)
+
+
+# -- facts -> decision ------------------------------------------------------------------------
+
+def _has_marker(message: str | None) -> bool:
+    return message is not None and L.SKIP_SWEEP_MARKER.lower() in message.lower()
+
+
+def _apply_labels(d: Decision, primary: str, present: set[str]) -> None:
+    p = L.PRIMARIES[primary]
+    d.primary_label = primary
+    d.mode = p.mode.value
+    d.trim_conc = p.mode is L.Mode.TRIMMED
+    d.canary = p.canary
+    d.fail_fast = p.fail_fast
+    d.all_evals = L.ALL_EVALS in present
+    d.evals_only = L.EVALS_ONLY in present
+    d.agentx_fast = L.AGENTX_FAST in present
+    d.skip_queue = L.SKIP_QUEUE in present
+    d.stageable = p.stageable and not (present & L.NOT_STAGEABLE_MODIFIERS)
+
+
+def _describe(d: Decision) -> str:
+    bits = [f"{d.mode} matrix", "canary first" if d.canary else "no canary",
+            "fail-fast" if d.fail_fast else "no fail-fast"]
+    if d.all_evals:
+        bits.append("evals on every config")
+    if d.evals_only:
+        bits.append("evals only")
+    if d.agentx_fast:
+        bits.append("agentx-fast")
+    return ", ".join(bits)
+
+
+def _skip(d: Decision, reason: str) -> Decision:
+    d.decision, d.run, d.reason = "skip", False, reason
+    return d
+
+
+def _error(d: Decision, reason: str) -> Decision:
+    d.decision, d.run, d.reason = "error", False, reason
+    return d
+
+
+def _run(d: Decision, reason: str) -> Decision:
+    d.decision, d.run, d.reason = "run", True, reason
+    return d
+
+
+def _split_words(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [w for w in re.split(r"[\s,]+", str(value or "")) if w]
+
+
+def decide(f: EventFacts) -> Decision:
+    """The sweep decision for one event (pure; see the module docstring for the rules)."""
+    present = set(f.labels)
+    d = Decision(decision="skip", run=False, reason="", event=f.event, action=f.action,
+                 labels=sorted(present & L.RECOGNIZED_LABELS), pr_number=f.pr_number,
+                 head_sha=f.head_sha, base_ref=f.base_ref, base_sha=f.base_sha,
+                 fork=f.fork, draft=f.draft,
+                 skip_sweep_marker=_has_marker(f.head_commit_message),
+                 head_commit_message_checked=f.head_commit_message is not None)
+    run_suffix = f.run_id or "noop"
+
+    if f.event in PR_EVENTS:
+        d.diff_base = f"origin/{f.base_ref}" if f.base_ref else f.base_sha
+        d.diff_head = f.head_sha
+        active_group = f"sweep-pr-{f.pr_number}"
+        relevant = f.action in PR_ACTIONS and not (
+            f.action in LABEL_ACTIONS and f.acted_label not in L.SWEEP_LABELS)
+        d.supersedes_active = relevant
+        d.concurrency_group = active_group if relevant else f"{active_group}-{run_suffix}"
+        d.check_changelog = relevant and not f.draft
+
+        if f.action not in PR_ACTIONS:
+            return _skip(d, f"pull_request '{f.action}' does not start a sweep "
+                            f"(only {', '.join(PR_ACTIONS)} do)")
+        if not relevant:
+            what = ("only affects scheduling priority" if f.acted_label in L.SCHEDULING_LABELS
+                    else "is not a sweep label")
+            return _skip(d, f"label '{f.acted_label}' {what}; a running sweep is left alone")
+        if f.draft:
+            return _skip(d, "draft PR; marking it ready for review starts the sweep")
+        primaries = [p for p in L.PRIMARY_LABELS if p in present]
+        if len(primaries) > 1:
+            return _error(d, f"PR has {len(primaries)} primary sweep labels "
+                             f"({', '.join(sorted(primaries))}); pick exactly one — "
+                             f"'{L.RECOMMENDED_PRIMARY}' is recommended")
+        if f.fork:
+            return _skip(d, f"PR head is in a fork ({f.head_repo or 'deleted repository'}); "
+                            "fork PRs never run on the self-hosted GPU runners from this "
+                            "workflow")
+        if not primaries:
+            if f.action == "unlabeled" and f.acted_label in L.PRIMARIES:
+                return _skip(d, f"primary label '{f.acted_label}' removed; the running sweep "
+                                "is cancelled")
+            modifiers = sorted(present & set(L.MODIFIER_LABELS))
+            extra = (f" (modifier{'s' if len(modifiers) > 1 else ''} "
+                     f"{', '.join(modifiers)} need{'' if len(modifiers) > 1 else 's'} "
+                     "a primary label)") if modifiers else ""
+            return _skip(d, f"no primary sweep label{extra}; add '{L.RECOMMENDED_PRIMARY}' "
+                            "(recommended) to run the sweep")
+        if d.skip_sweep_marker:
+            return _skip(d, f"head commit message contains {L.SKIP_SWEEP_MARKER}")
+        _apply_labels(d, primaries[0], present)
+        return _run(d, f"'{primaries[0]}' on PR #{f.pr_number}: {_describe(d)}")
+
+    if f.event == "push":
+        branch = _branch(f.ref)
+        d.base_ref = branch
+        d.diff_base = "" if f.base_sha in ("", ZERO_SHA) else f.base_sha
+        d.diff_head = f.head_sha
+        d.concurrency_group = f"sweep-push-{f.head_sha or run_suffix}"
+        d.supersedes_active = False
+        if branch != f.default_branch:
+            return _skip(d, f"push to '{branch}'; only pushes to '{f.default_branch}' run the "
+                            "sweep")
+        d.mode = L.Mode.FULL.value
+        note = f" ({L.SKIP_SWEEP_MARKER} is ignored on '{branch}')" if d.skip_sweep_marker else ""
+        return _run(d, f"push to '{branch}': full changelog matrix, no canary, no fail-fast, "
+                       f"default evals{note}")
+
+    if f.event == "workflow_dispatch":
+        d.base_ref = f.default_branch
+        d.diff_base = str(f.dispatch_inputs.get("base-ref") or f"origin/{f.default_branch}")
+        d.diff_head = str(f.dispatch_inputs.get("head-ref") or f.head_sha)
+        d.concurrency_group = f"sweep-dispatch-{run_suffix}"
+        primary = str(f.dispatch_inputs.get("sweep-label") or L.RECOMMENDED_PRIMARY).strip()
+        words = _split_words(f.dispatch_inputs.get("modifiers"))
+        if primary not in L.PRIMARIES:
+            hint = did_you_mean(primary, L.PRIMARY_LABELS)
+            return _error(d, f"workflow_dispatch input sweep-label '{primary}' is not a primary "
+                             f"label (one of {', '.join(L.PRIMARY_LABELS)})"
+                             + (f"; {hint}" if hint else ""))
+        unknown = [w for w in words if w not in L.MODIFIER_LABELS and w != L.SKIP_QUEUE]
+        if unknown:
+            return _error(d, f"workflow_dispatch input modifiers has unknown "
+                             f"{', '.join(unknown)} (allowed: "
+                             f"{', '.join(L.MODIFIER_LABELS + (L.SKIP_QUEUE,))})")
+        d.labels = sorted({primary, *words})
+        _apply_labels(d, primary, set(words))
+        d.stageable = False  # staging and reuse accept only PR runs
+        return _run(d, f"manual dispatch with '{primary}': {_describe(d)}")
+
+    d.concurrency_group = f"sweep-{f.event}-{run_suffix}"
+    return _skip(d, f"event '{f.event}' does not run the sweep "
+                    "(pull_request, push to the default branch and workflow_dispatch do)")
+
+
+def decide_event(event_name: str, payload: dict[str, Any], **kwargs: Any) -> Decision:
+    return decide(facts_from_event(event_name, payload, **kwargs))
