@@ -171,9 +171,7 @@ def _points(ss: dict, sel: Selection, multinode: bool) -> list[int]:
 
 def _apply_evals(out: list[dict], origin: list[str], sel: Selection):
     mode = sel.evals
-    if mode == "none":
-        for row in out:
-            row["run-eval"] = False
+    if mode == "none":  # fixed-seq-len rows carry run-eval: false from the builders
         return list(zip(origin, out, strict=True))
     if mode == "default" and not sel.all_evals:
         evals.mark(out, include_agentic=False)

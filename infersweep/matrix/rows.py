@@ -63,6 +63,7 @@ def single_fixed(entry, ss, runner, isl, osl, conc, max_ep) -> dict:
         "spec-decoding": ss.get("spec-decoding", "none"),
         "exp-name": f"{entry['model-prefix']}_{seq_name(isl, osl)}",
         "disagg": False,
+        "run-eval": False,
     }
     _components(row, entry, ss, kv=False)
     return row
@@ -77,6 +78,7 @@ def multi_fixed(entry, ss, runner, isl, osl, concs, max_ep) -> dict:
         "conc": concs, "max-model-len": max_model_len(isl, osl),
         "exp-name": f"{entry['model-prefix']}_{seq_name(isl, osl)}",
         "disagg": entry.get("disagg", False),
+        "run-eval": False,
     }
     _components(row, entry, ss, kv=True)
     return row
