@@ -8,6 +8,7 @@ and a chunk costs no future or task switch. Connections are kept alive and poole
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
 from collections.abc import Callable
@@ -50,10 +51,8 @@ class ClientConnection(asyncio.Protocol):
         self.transport = transport
         sock = transport.get_extra_info("socket")
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            except OSError:
-                pass
 
     def connection_lost(self, exc):
         self.closed = True

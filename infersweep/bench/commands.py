@@ -1,0 +1,106 @@
+"""``infersweep bench``: the serving benchmark client (InferenceX benchmark_serving.py flags)."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import click
+import orjson
+
+BACKENDS = ["openai", "openai-chat", "vllm", "sglang", "lmdeploy", "scalellm"]
+
+
+def _rate(ctx, param, value):
+    if value is None or str(value).lower() in ("inf", "infinity"):
+        return math.inf
+    try:
+        v = float(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{value!r} is not a number or 'inf'") from exc
+    if not v > 0:
+        raise click.BadParameter("must be positive (or 'inf')")
+    return v
+
+
+@click.group()
+def bench():
+    """Benchmark an OpenAI-compatible streaming server."""
+
+
+@bench.command("serve")
+@click.option("--backend", type=click.Choice(BACKENDS), default="openai", show_default=True,
+              help="openai-chat uses /v1/chat/completions; the rest use /v1/completions.")
+@click.option("--base-url", default=None, help="e.g. http://127.0.0.1:8000")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--endpoint", default=None, help="[/v1/completions or /v1/chat/completions]")
+@click.option("--model", required=True)
+@click.option("--served-model-name", default=None)
+@click.option("--tokenizer", default=None,
+              help="Local tokenizer path; anything else selects the tokenizer-free mode.")
+@click.option("--tokenizer-mode", default="auto", hidden=True)
+@click.option("--trust-remote-code", is_flag=True)
+@click.option("--prompt-format", type=click.Choice(["auto", "token-ids", "text"]), default="auto",
+              show_default=True)
+@click.option("--vocab-size", type=int, default=32000, show_default=True,
+              help="Token-id range in the tokenizer-free mode.")
+@click.option("--dataset-name", type=click.Choice(["random"]), default="random", show_default=True)
+@click.option("--random-input-len", type=int, default=1024, show_default=True)
+@click.option("--random-output-len", type=int, default=128, show_default=True)
+@click.option("--random-range-ratio", type=float, default=1.0, show_default=True,
+              help="Lengths uniform in [floor(r*L), L] (InferenceX's meaning).")
+@click.option("--num-prompts", type=int, default=1000, show_default=True)
+@click.option("--num-warmups", type=int, default=0, show_default=True)
+@click.option("--max-concurrency", type=int, default=None)
+@click.option("--request-rate", default="inf", callback=_rate, show_default=True,
+              help="Requests/s (gamma/Poisson arrivals) or inf.")
+@click.option("--burstiness", type=float, default=1.0, show_default=True)
+@click.option("--ignore-eos", is_flag=True)
+@click.option("--continuous-usage/--no-continuous-usage", default=True, show_default=True,
+              help="Ask for usage in every chunk (per-token ITL for multi-token chunks).")
+@click.option("--percentile-metrics", default="ttft,tpot,itl,e2el", show_default=True)
+@click.option("--metric-percentiles", default="90,99,99.9", show_default=True)
+@click.option("--goodput", multiple=True, help="SLO as KEY:ms (ttft, tpot, e2el).")
+@click.option("--save-result", is_flag=True)
+@click.option("--save-detailed", is_flag=True)
+@click.option("--save-records/--no-save-records", default=True, show_default=True,
+              help="Write <result>.records.jsonl next to the result.")
+@click.option("--result-dir", default=None)
+@click.option("--result-filename", default=None)
+@click.option("--metadata", multiple=True, help="KEY=VALUE added to the result.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--num-workers", type=int, default=0, show_default=True,
+              help="Client processes (0 = auto: one per 1,024 streams, up to the usable cores).")
+@click.option("--request-timeout", type=float, default=21600.0, show_default=True)
+@click.option("--idle-timeout", type=float, default=600.0, show_default=True,
+              help="Fail a request after this many seconds without a byte.")
+@click.option("--ready-timeout", type=float, default=60.0, show_default=True)
+@click.option("--probe/--no-probe", default=True, show_default=True)
+@click.option("--max-failed-fraction", type=float, default=0.05, show_default=True)
+@click.option("--disable-tqdm", is_flag=True)
+@click.option("--random-num-workers", type=int, default=0, hidden=True)
+def serve(**kw):
+    """Run a serving benchmark (closed loop with --max-concurrency, or open loop at a rate)."""
+    from infersweep.bench.runner import BenchArgs, run
+
+    base = kw.pop("base_url") or f"http://{kw['host']}:{kw['port']}"
+    if kw["endpoint"] is None:
+        kw["endpoint"] = "/v1/chat/completions" if kw["backend"] == "openai-chat" else "/v1/completions"
+    for k in ("host", "port", "tokenizer_mode", "dataset_name", "random_num_workers"):
+        kw.pop(k)
+    kw["prompt_format"] = {"token-ids": "ids"}.get(kw["prompt_format"], kw["prompt_format"])
+    kw["goodput"] = list(kw["goodput"])
+    kw["metadata"] = list(kw["metadata"])
+    code = run(BenchArgs(base_url=base, **kw))
+    if code:
+        sys.exit(code)
+
+
+@bench.command("recompute")
+@click.argument("records", type=click.Path(exists=True, dir_okay=False))
+def recompute_cmd(records):
+    """Recompute the summary metrics from a per-request records file."""
+    from infersweep.bench.runner import recompute
+
+    click.echo(orjson.dumps(recompute(records), option=orjson.OPT_INDENT_2).decode())

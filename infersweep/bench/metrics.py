@@ -1,0 +1,128 @@
+"""Metric math, with InferenceX's definitions (all times from per-request records).
+
+Per request (times relative to the dispatch instant ``start``):
+  TTFT = first token chunk - start;  E2EL = last token chunk - start (chat: last event, usage
+  chunk included, as InferenceX);  TPOT = (E2EL - TTFT) / (output_tokens - 1) when > 1 token;
+  chunk gaps = gaps between consecutive token chunks (InferenceX's "ITL");
+  per-token ITL = each gap divided evenly over the tokens its chunk carries (equal to the
+  chunk gaps when every chunk carries one token). Aggregates use successful requests only;
+  std is the population std; percentiles use numpy's linear interpolation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+METRICS = ("ttft", "tpot", "itl", "e2el")
+
+
+@dataclass
+class RequestMetrics:
+    ttft: float
+    e2el: float
+    tpot: float | None
+    chunk_gaps: list[float] = field(default_factory=list)
+    token_itls: list[float] = field(default_factory=list)
+
+
+def chunk_times(rec: dict) -> list[float]:
+    """Absolute (run-relative, seconds) arrival times of the token chunks of one record."""
+    out = []
+    t = rec["start_s"]
+    for d in rec.get("chunk_gaps_us") or []:
+        t += d / 1e6
+        out.append(t)
+    return out
+
+
+def request_metrics(rec: dict, chat: bool = False) -> RequestMetrics:
+    times = chunk_times(rec)
+    start = rec["start_s"]
+    ttft = times[0] - start
+    last = rec.get("last_event_s", times[-1]) if chat else times[-1]
+    e2el = max(last, times[-1]) - start
+    out = rec["output_tokens"]
+    tpot = (e2el - ttft) / (out - 1) if out and out > 1 else None
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    toks = rec.get("chunk_tokens")
+    if not toks:
+        token_itls = list(gaps)
+    else:
+        token_itls = []
+        carry = 0.0
+        for g, k in zip(gaps, toks[1:], strict=False):
+            k = 1 if k < 0 else k
+            if k == 0:  # a chunk with no token (role-only delta): its gap counts toward the next
+                carry += g
+                continue
+            per = (g + carry) / k
+            carry = 0.0
+            token_itls.extend([per] * k)
+    return RequestMetrics(ttft, e2el, tpot, gaps, token_itls)
+
+
+def pct_label(p: float) -> str:
+    return str(int(p)) if int(p) == p else str(p)
+
+
+def describe(values, name: str, percentiles, out: dict) -> None:
+    """Add mean/median/std/pXX of ``values`` (seconds) as InferenceX's ``*_ms`` keys."""
+    arr = np.asarray(values, dtype=np.float64) * 1000.0
+    if arr.size == 0:
+        arr = np.zeros(1)  # InferenceX reports 0 for an empty metric
+    out[f"mean_{name}_ms"] = float(np.mean(arr))
+    out[f"median_{name}_ms"] = float(np.median(arr))
+    out[f"std_{name}_ms"] = float(np.std(arr))
+    for p in percentiles:
+        out[f"p{pct_label(p)}_{name}_ms"] = float(np.percentile(arr, p))
+
+
+def summarize(records: list[dict], num_prompts: int, duration: float, *, chat: bool = False,
+              selected=METRICS, percentiles=(90, 99, 99.9), goodput: dict | None = None) -> dict:
+    """The InferenceX summary block plus extras (failed count, per-chunk gaps, errors)."""
+    ok = [r for r in records if r.get("ok")]
+    per = [request_metrics(r, chat) for r in ok]
+    total_in = sum(int(r["prompt_len"]) for r in ok)
+    total_out = sum(int(r["output_tokens"]) for r in ok)
+    out: dict = {
+        "duration": duration,
+        "completed": len(ok),
+        "failed": num_prompts - len(ok),
+        "total_input_tokens": total_in,
+        "total_output_tokens": total_out,
+        "request_throughput": len(ok) / duration if duration > 0 else 0.0,
+    }
+    good = None
+    if goodput:
+        good = sum(1 for m in per if _is_good(m, goodput)) / duration if duration > 0 else 0.0
+    out["request_goodput:"] = good  # sic: InferenceX's key carries the colon
+    out["output_throughput"] = total_out / duration if duration > 0 else 0.0
+    out["total_token_throughput"] = (total_in + total_out) / duration if duration > 0 else 0.0
+    series = {
+        "ttft": [m.ttft for m in per],
+        "tpot": [m.tpot for m in per if m.tpot is not None],
+        "itl": [g for m in per for g in m.token_itls],
+        "e2el": [m.e2el for m in per],
+    }
+    for name in METRICS:
+        if name in selected:
+            describe(series[name], name, percentiles, out)
+    # beyond InferenceX: the raw per-chunk gaps (its "ITL") next to the per-token ITL
+    describe([g for m in per for g in m.chunk_gaps], "chunk_gap", percentiles, out)
+    return out
+
+
+def _is_good(m: RequestMetrics, slo: dict) -> bool:
+    vals = {"ttft": m.ttft, "tpot": m.tpot or 0.0, "e2el": m.e2el}
+    return all(vals[k] * 1000.0 <= v for k, v in slo.items())
+
+
+def error_counts(records: list[dict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in records:
+        if not r.get("ok"):
+            cls = r.get("error_class") or "unknown"
+            counts[cls] = counts.get(cls, 0) + 1
+    return dict(sorted(counts.items()))

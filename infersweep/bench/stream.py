@@ -1,0 +1,126 @@
+"""One streamed request: turns arrival-stamped SSE events into a per-request record.
+
+Token accounting follows InferenceX: a "token chunk" is an event whose JSON has non-empty
+``choices``; ``output_tokens`` comes from the final ``usage``. A stream that ends without
+``usage`` is a failure (``missing_usage``), never a silent zero. When the server sends usage in
+every chunk (``continuous_usage_stats``) the per-chunk token count is the usage delta.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from infersweep.bench.httpconn import Sink
+from infersweep.bench.sse import SSEParser
+
+_loads = orjson.loads
+
+
+class StreamSink(Sink):
+    __slots__ = ("sse", "status", "t_headers", "chunk_t", "chunk_tok", "usage_out",
+                 "usage_in", "last_event_t", "done", "error_class", "error", "err_body",
+                 "text_chunks", "keep_text", "text", "_cum", "chat")
+
+    def __init__(self, keep_text: bool = False, chat: bool = False):
+        self.sse = SSEParser()
+        self.status = 0
+        self.t_headers = 0
+        self.chunk_t: list[int] = []   # arrival (ns) of each token chunk
+        self.chunk_tok: list[int] = []  # tokens carried by each chunk (-1 = unknown)
+        self.usage_out: int | None = None
+        self.usage_in: int | None = None
+        self.last_event_t = 0
+        self.done = False
+        self.error_class = ""
+        self.error = ""
+        self.err_body = b""
+        self.text_chunks = 0  # chunks with non-empty text (client-side token estimate)
+        self.keep_text = keep_text
+        self.text: list[str] = []
+        self._cum = 0
+        self.chat = chat
+
+    def on_headers(self, status, headers, t):
+        self.status = status
+        self.t_headers = t
+
+    def on_body(self, data, t):
+        if self.status != 200:
+            if len(self.err_body) < 2048:
+                self.err_body += data[: 2048 - len(self.err_body)]
+            return
+        for ev in self.sse.feed(data):
+            self._event(ev.data, ev.event, t)
+
+    def _event(self, data: bytes, etype: str, t: int) -> None:
+        if self.done or self.error_class:
+            return
+        if data == b"[DONE]":
+            self.done = True
+            return
+        try:
+            obj = _loads(data)
+        except orjson.JSONDecodeError:
+            self._set_error("malformed_sse", f"event data is not JSON: {data[:120]!r}")
+            return
+        if not isinstance(obj, dict):
+            self._set_error("malformed_sse", f"event data is not a JSON object: {data[:120]!r}")
+            return
+        if etype == "error" or "error" in obj or obj.get("object") == "error":
+            err = obj.get("error", obj)
+            msg = err.get("message", str(err)) if isinstance(err, dict) else str(err)
+            self._set_error("stream_error", f"error event mid-stream: {msg}"[:300])
+            return
+        self.last_event_t = t
+        usage = obj.get("usage")
+        choices = obj.get("choices")
+        if choices:
+            n = -1
+            if usage:
+                ct = usage.get("completion_tokens")
+                if isinstance(ct, int):
+                    n = ct - self._cum
+                    self._cum = ct
+            self.chunk_t.append(t)
+            self.chunk_tok.append(n)
+            c0 = choices[0]
+            txt = c0.get("delta", {}).get("content") if self.chat else c0.get("text")
+            if txt:
+                self.text_chunks += 1
+                if self.keep_text:
+                    self.text.append(txt)
+        if usage:
+            ct = usage.get("completion_tokens")
+            if isinstance(ct, int):
+                self.usage_out = ct
+            pt = usage.get("prompt_tokens")
+            if isinstance(pt, int):
+                self.usage_in = pt
+
+    def _set_error(self, cls: str, msg: str) -> None:
+        self.error_class = cls
+        self.error = msg
+
+    def finish(self) -> None:
+        """Classify the finished stream (called once the HTTP body is complete)."""
+        if self.error_class:
+            return
+        if self.status != 200:
+            cls = "http_4xx" if 400 <= self.status < 500 else "http_5xx"
+            if self.status < 400:
+                cls = "http_other"
+            body = self.err_body.decode("utf-8", "replace").strip().replace("\n", " ")
+            self._set_error(cls, f"HTTP {self.status}: {body[:300]}")
+            return
+        tail = self.sse.pending().strip()
+        if tail and not tail.startswith(b":"):
+            # a final event without its blank-line terminator: dispatch it (servers that omit it)
+            for ev in SSEParser().feed(tail + b"\n\n"):
+                self._event(ev.data, ev.event, self.last_event_t)
+            if self.error_class:
+                return
+        if not self.chunk_t:
+            self._set_error("no_tokens", "stream ended without any token chunk")
+        elif self.usage_out is None:
+            self._set_error("missing_usage",
+                            "stream ended without a usage object (completion_tokens unknown)")

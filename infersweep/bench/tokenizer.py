@@ -1,0 +1,87 @@
+"""Optional local tokenizer (no downloads): a directory or file holding ``tokenizer.json``.
+
+Uses the ``tokenizers`` package, or ``transformers`` when that is what is installed. A name
+that is not a local path selects the tokenizer-free mode instead (see ``commands``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from infersweep.diagnostics import InputError
+
+
+class LocalTokenizer:
+    def __init__(self, path: str, trust_remote_code: bool = False):
+        self.path = path
+        self._tok = None
+        self._hf = None
+        file = os.path.join(path, "tokenizer.json") if os.path.isdir(path) else path
+        try:
+            from tokenizers import Tokenizer  # type: ignore
+
+            if os.path.isfile(file):
+                self._tok = Tokenizer.from_file(file)
+        except ImportError:
+            pass
+        if self._tok is None:
+            try:
+                from transformers import AutoTokenizer  # type: ignore
+            except ImportError as exc:
+                raise InputError(
+                    f"--tokenizer {path}: a local tokenizer needs the 'tokenizers' or "
+                    "'transformers' package (pip install tokenizers), or omit --tokenizer "
+                    "for the tokenizer-free mode") from exc
+            try:
+                self._hf = AutoTokenizer.from_pretrained(
+                    path, trust_remote_code=trust_remote_code, local_files_only=True)
+            except Exception as exc:  # noqa: BLE001 - many loader errors, one message
+                raise InputError(f"--tokenizer {path}: cannot load a tokenizer: {exc}") from exc
+
+    @property
+    def vocab_size(self) -> int:
+        if self._tok is not None:
+            return self._tok.get_vocab_size(with_added_tokens=False)
+        return int(self._hf.vocab_size)
+
+    def encode(self, text: str) -> list[int]:
+        if self._tok is not None:
+            return self._tok.encode(text, add_special_tokens=False).ids
+        return self._hf.encode(text, add_special_tokens=False)
+
+    def decode(self, ids) -> str:
+        ids = [int(x) for x in ids]
+        if self._tok is not None:
+            return self._tok.decode(ids)
+        return self._hf.decode(ids)
+
+
+def is_local(name: str | None) -> bool:
+    return bool(name) and os.path.exists(name)
+
+
+def render_texts(tok: LocalTokenizer, plan, seed: int) -> tuple[list[str], list[int]]:
+    """Decode each request's id ramp to text and fix the token count after the round trip."""
+    from infersweep.bench.dataset import token_ids
+
+    texts, lens = [], []
+    vocab = tok.vocab_size
+    for i in range(len(plan)):
+        target = int(plan.input_lens[i])
+        ids = (token_ids(plan, i) % vocab).tolist()
+        rng = np.random.default_rng([seed, 5, i])
+        text = tok.decode(ids)
+        for _ in range(10):
+            enc = tok.encode(text)
+            if len(enc) == target:
+                break
+            if len(enc) > target:
+                enc = enc[:target]
+            else:
+                enc = enc + rng.integers(0, vocab, size=target - len(enc)).tolist()
+            text = tok.decode(enc)
+        texts.append(text)
+        lens.append(len(tok.encode(text)))
+    return texts, lens

@@ -1,0 +1,61 @@
+"""What each request sends: payload bytes rendered on demand from the seeded plan."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+import orjson
+
+from infersweep.bench.dataset import Plan, pseudo_text, token_ids
+
+
+@dataclass
+class Workload:
+    plan: Plan
+    model: str
+    chat: bool
+    prompt_mode: str  # "ids" (tokenizer-free), "pseudo" (tokenizer-free text), "text" (tokenizer)
+    ignore_eos: bool = False
+    continuous_usage: bool = True
+    texts: list[str] | None = None        # pre-rendered prompts in "text" mode
+    text_lens: list[int] | None = None    # their local-tokenizer lengths
+    extra: dict = field(default_factory=dict)
+
+    def prompt_len(self, i: int) -> int:
+        if self.text_lens is not None:
+            return self.text_lens[i]
+        return int(self.plan.input_lens[i])
+
+    def body(self, i: int) -> bytes:
+        out = int(self.plan.output_lens[i])
+        if self.prompt_mode == "text":
+            prompt = self.texts[i]
+        elif self.prompt_mode == "pseudo" or self.chat:
+            prompt = pseudo_text(self.plan, i)
+        else:
+            prompt = token_ids(self.plan, i)
+        opts = {"include_usage": True}
+        if self.continuous_usage:
+            opts["continuous_usage_stats"] = True
+        if self.chat:
+            payload = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
+                       "temperature": 0.0, "max_completion_tokens": out, "stream": True,
+                       "stream_options": opts}
+        else:
+            payload = {"model": self.model, "prompt": prompt, "temperature": 0.0,
+                       "max_tokens": out, "stream": True, "stream_options": opts}
+        if self.ignore_eos:
+            payload["ignore_eos"] = True
+        payload.update(self.extra)
+        return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+
+
+def auth_headers() -> dict[str, str]:
+    key = os.environ.get("OPENAI_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def as_array(x) -> np.ndarray:
+    return np.asarray(x)
