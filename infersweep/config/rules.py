@@ -60,12 +60,11 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
                 err(("scenarios", s, i, "search-space", j, "kv-p2p-transfer"),
                     "'kv-p2p-transfer' requires 'multinode: true'", rule="kv-transfer-scope",
                     key_mark=True)
-    if entry.get("disagg"):
-        if "kv-p2p-transfer" not in entry and (
-                not spaces or any("kv-p2p-transfer" not in ss for *_, ss in spaces)):
-            err(("disagg",), "'disagg: true' needs a KV transfer engine",
-                "set 'kv-p2p-transfer' (e.g. mooncake, nixl) at the top level or on every "
-                "search-space entry", "disagg-kv-transfer")
+    if entry.get("disagg") and "kv-p2p-transfer" not in entry and (
+            not spaces or any("kv-p2p-transfer" not in ss for *_, ss in spaces)):
+        err(("disagg",), "'disagg: true' needs a KV transfer engine",
+            "set 'kv-p2p-transfer' (e.g. mooncake, nixl) at the top level or on every "
+            "search-space entry", "disagg-kv-transfer")
 
     if scen.get("agentic-coding") and not entry["runner"].startswith("cluster:"):
         err(("runner",), "agentic-coding scenarios need an exact fleet as runner",

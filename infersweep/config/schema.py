@@ -79,6 +79,10 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
     if validator == "const":
         return doc.diag(pointer, f"'{field}' must be {json.dumps(error.validator_value)} here, "
                         f"got {_describe(inst)}", error.schema.get("description", ""), rule="schema")
+    if "propertyNames" in error.schema_path or validator == "propertyNames":
+        return doc.diag(pointer + (inst,), f"key {_describe(inst)} contains a glob character",
+                        "'*', '?', '[' and ']' are reserved for changelog globs", rule="schema",
+                        key=True)
     if validator == "pattern" and field in ("additional-settings",) or (
             validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings"):
         return doc.diag(pointer, f"setting {_describe(inst)} is not of the form KEY=VALUE with a "
@@ -86,11 +90,7 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
     if validator == "pattern" and field == "version":
         return doc.diag(pointer, "a component version must not be an image reference",
                         "give a release or commit SHA", rule="schema")
-    if validator == "propertyNames":
-        return doc.diag(pointer + (inst,), f"key {_describe(inst)} contains a glob character",
-                        "'*', '?', '[' and ']' are reserved for changelog globs", rule="schema",
-                        key=True)
-    if validator == "minItems":
+    if validator in ("minItems", "minProperties"):
         return doc.diag(pointer, f"'{field}' must not be empty", rule="schema")
     if validator is False or error.validator == "false":
         return doc.diag(pointer, f"'{field}' is not allowed here", rule="schema", key=True)
@@ -101,10 +101,17 @@ def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
                  base: tuple = ()) -> list[Diagnostic]:
     """Every schema violation in ``doc`` (or in ``data``, a part of it found at ``base``)."""
     instance = doc.data if data is None else data
-    diags: list[Diagnostic] = []
-    for error in _validator(schema_name).iter_errors(instance):
-        for leaf in _leaf_errors(error):
-            diags.append(_to_diagnostic(doc, leaf, base))
+    leaves = [leaf for error in _validator(schema_name).iter_errors(instance)
+              for leaf in _leaf_errors(error)]
+    misspelt = {(tuple(e.absolute_path), k) for e in leaves if e.validator == "additionalProperties"
+                for k in e.instance if k not in e.schema.get("properties", {})}
+    diags = []
+    for leaf in leaves:
+        if leaf.validator == "required" and any(
+                path == tuple(leaf.absolute_path) and did_you_mean(key, leaf.validator_value)
+                for path, key in misspelt):
+            continue  # reported as "unknown key ... did you mean" instead
+        diags.append(_to_diagnostic(doc, leaf, base))
     return sorted(set(diags))
 
 

@@ -1,0 +1,192 @@
+"""Matrix expansion on the repo's own catalog and on small hand-written ones."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
+from infersweep.config.schema import validate_data
+from infersweep.diagnostics import InputError
+from infersweep.matrix.conc import conc_points, within
+from infersweep.matrix.generate import Selection, generate, generate_keyed
+from infersweep.matrix.keys import expand_keys
+from infersweep.matrix.rows import seq_name
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    import os
+
+    from tests.conftest import REPO
+
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        return load_catalog(default_config_files(), default_runner_file())
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.mark.parametrize(("ss", "step", "expected"), [
+    ({"conc-start": 1, "conc-end": 64}, 2, [1, 2, 4, 8, 16, 32, 64]),
+    ({"conc-start": 4, "conc-end": 48}, 2, [4, 8, 16, 32, 48]),
+    ({"conc-start": 16, "conc-end": 128}, 2, [16, 32, 64, 128]),
+    ({"conc-start": 8, "conc-end": 8}, 2, [8]),
+    ({"conc-start": 1, "conc-end": 64}, 4, [1, 4, 16, 64]),
+    ({"conc-start": 1, "conc-end": 100}, 4, [1, 4, 16, 64, 100]),
+    ({"conc-list": [256, 512, 768]}, 2, [256, 512, 768]),
+])
+def test_conc_points(ss, step, expected):
+    assert conc_points(ss, step) == expected
+
+
+def test_within_keeps_only_declared_points():
+    assert within([1, 2, 4, 8, 16], 3, 10) == [4, 8]
+    assert within([1, 2, 4, 8, 16], None, None, {2, 16, 99}) == [2, 16]
+    assert within([256, 512], None, 64) == []  # no invented [max-conc] point
+
+
+def test_expand_keys_globs_in_catalog_order():
+    keys = ["a-x", "b-x", "a-y", "c"]
+    assert expand_keys(["a-*"], keys) == (["a-x", "a-y"], [])
+    assert expand_keys(["?-x", "a-x", "c"], keys) == (["a-x", "b-x", "c"], [])
+    assert expand_keys(["z*", "nope"], keys) == ([], ["z*", "nope"])
+
+
+def test_seq_names():
+    assert seq_name(8192, 1024) == "8k1k"
+    assert seq_name(1024, 1024) == "1k1k"
+    assert seq_name(2048, 128) == "2048_128"
+
+
+def test_disagg_entry_expands_to_1p1d_and_2p1d(catalog):
+    rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"]))
+    assert len(rows) == 2
+    one, two = rows
+    assert one["conc"] == [4, 8, 16, 32, 64, 128]
+    assert (one["prefill"]["num-worker"], one["decode"]["num-worker"]) == (1, 1)
+    assert two["conc"] == [256, 512, 768, 1024, 2048]
+    assert (two["prefill"]["num-worker"], two["decode"]["num-worker"]) == (2, 1)
+    assert two["prefill"]["dp-attn"] and two["decode"]["dp-attn"]
+    for row in rows:
+        assert row["max-model-len"] == 9472
+        assert row["image"] == "rocm/atom-dev:nightly_202609031453"
+        assert row["router"]["name"] == "atomesh"
+        assert row["kv-p2p-transfer"] == "mooncake"
+        assert row["disagg"] is True
+        assert row["exp-name"] == "dsv4_8k1k"
+    assert (one["eval-conc"], two["eval-conc"]) == (128, 2048)
+
+
+def test_every_row_matches_the_row_schema(catalog):
+    for mode in ("default", "none", "only"):
+        for row in generate(catalog, Selection(evals=mode)):
+            assert validate_data(row, "matrix-row") == []
+
+
+def test_eval_selection_upper_median_and_max(catalog):
+    """dp-attn=false concs >= 16 are {16, 32, 64}: median 32 and max 64 on both TPs;
+    dp-attn=true tp4 and tp8 pool {16..2048}: median 256 and max 2048."""
+    rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom"], seq_lens=["8k1k"]))
+    marked = sorted((r["tp"], r["dp-attn"], r["conc"]) for r in rows if r["run-eval"])
+    assert marked == [(4, False, 32), (4, False, 64), (8, False, 32), (8, False, 64),
+                      (8, True, 256), (8, True, 2048)]
+
+
+def test_evals_only_and_all_evals(catalog):
+    only = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
+                                       evals="only"))
+    assert all(r["eval-only"] and r["run-eval"] for r in only)
+    everything = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom*"],
+                                             evals="only", all_evals=True))
+    multi = [r for r in everything if "prefill" in r]
+    assert all(r["eval-all-concs"] and "eval-conc" not in r for r in multi)
+    single = [r for r in everything if "prefill" not in r]
+    assert {r["isl"] for r in single} == {8192}  # 1k1k never evaluates
+    assert len(single) == 7 + 4 + 7 + 6 + 7 + 5  # every 8k1k point of atom and atom-mtp
+
+
+def test_no_evals_marks_nothing(catalog):
+    rows = generate(catalog, Selection(evals="none"))
+    assert rows and not any(r["run-eval"] for r in rows)
+
+
+def test_filters(catalog):
+    def count(**kw):
+        return len(generate(catalog, Selection(**kw)))
+
+    total = count()
+    assert count(single_node=False) == 2
+    assert count(multi_node=False) == total - 2
+    assert count(seq_lens=["1k1k"]) == 7
+    assert count(max_tp=4) == 7 + 4 + 2  # tp4 rows plus the two multi-node rows
+    assert count(runner_types=["mi355x-disagg"]) == 2
+    assert count(precisions=["fp8"]) == 0
+    assert count(frameworks=["sglang"]) == 5 + 4
+    rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
+                                       min_conc=100, max_conc=600))
+    assert [r["conc"] for r in rows] == [[128], [256, 512]]
+
+
+def test_runner_node_filter(catalog):
+    rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
+                                       runner_node_filter="_07"))
+    assert [r["runner"] for r in rows] == ["mi355x-amds_07", "mi355x-amds_07"]
+    assert generate(catalog, Selection(runner_node_filter="nomatch")) == []
+
+
+def test_conc_filter_keeps_only_listed_points(catalog):
+    rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
+                                       conc=[8, 2048, 3]))
+    assert [r["conc"] for r in rows] == [[8], [2048]]
+
+
+@pytest.mark.parametrize(("kw", "text"), [
+    ({"step_size": 1}, "--step-size must be greater than 1"),
+    ({"min_conc": 64, "max_conc": 8}, "--min-conc 64 is greater than --max-conc 8"),
+    ({"max_tp": 0}, "--max-tp must be positive"),
+    ({"runner_types": ["h100"]}, "--runner-type 'h100' is not a label"),
+    ({"config_keys": ["dsv4-fp4-mi355x-atom-disag"]}, "matches nothing"),
+    ({"config_keys": ["llama*"]}, "matches nothing"),
+])
+def test_bad_selection(catalog, kw, text):
+    with pytest.raises(InputError) as exc:
+        generate(catalog, Selection(**kw))
+    assert text in str(exc.value)
+
+
+def test_keyed_rows_name_their_config(catalog):
+    pairs = generate_keyed(catalog, Selection(config_keys=["dsv4-fp4-mi355x-sglang"]))
+    assert {k for k, _ in pairs} == {"dsv4-fp4-mi355x-sglang"}
+
+
+def test_cli_json_table_and_explain(run_cli, repo_root):
+    code, out, err = run_cli("matrix", "test-config", "--config-keys", "dsv4-*-disagg",
+                             cwd=repo_root)
+    assert code == 0, err
+    assert len(json.loads(out)) == 2
+    code, out, _ = run_cli("matrix", "full-sweep", "--format", "table", "--multi-node")
+    assert code == 0
+    assert "2P(TP8 DPA)+1D(TP8 DPA)" in out and "256 512 768 1024 2048" in out
+    code, out, _ = run_cli("explain", "dsv4-fp4-mi355x-atom-disagg")
+    assert code == 0
+    assert "11 point(s) in 2 job(s)" in out
+    assert "allocates 5 node(s)" in out
+
+
+def test_cli_accepts_argparse_style_lists(run_cli, repo_root):
+    code, out, err = run_cli("matrix", "test-config", "--config-keys",
+                             "dsv4-fp4-mi355x-sglang", "dsv4-fp4-mi355x-atom-disagg",
+                             "--conc", "8", "64", "--no-evals", cwd=repo_root)
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["conc"] for r in rows] == [8, 64, 64, [8, 64]]
+
+
+def test_cli_usage_errors(run_cli, repo_root):
+    code, _, err = run_cli("matrix", "full-sweep", "--no-evals", "--all-evals", cwd=repo_root)
+    assert code == 2 and "--all-evals cannot be combined with --no-evals" in err
+    code, _, err = run_cli("matrix", "test-config", "--config-keys", "x*", cwd=repo_root)
+    assert code == 1 and "matches nothing" in err
