@@ -1,0 +1,166 @@
+"""``infersweep pins``: check, verify and show the pinned runtime sources."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import click
+
+from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
+
+
+@click.group()
+def pins():
+    """Pinned runtime sources (configs/runtimes.yaml): check, verify, show."""
+
+
+def _lock_path(root: str, lock: str | None) -> Path:
+    from infersweep.pins.lock import LOCK_PATH
+
+    return Path(lock) if lock else Path(root) / LOCK_PATH
+
+
+def _load(root: str, lock: str | None, *, strict: bool):
+    from infersweep.pins.lock import lock_with_problems
+    from infersweep.yamldoc import load_yaml
+
+    path = _lock_path(root, lock)
+    doc = load_yaml(path)
+    parsed = lock_with_problems(doc)
+    if not parsed.pins or (strict and parsed.problems):
+        raise InputError(parsed.problems or [Diagnostic(str(path), 0, 0, "no pins",
+                                                        rule="schema")])
+    return parsed
+
+
+def _check_names(names, known, what: str, path: str) -> None:
+    bad = [n for n in names if n not in known]
+    if bad:
+        raise InputError([Diagnostic(path, 0, 0, f"{what} '{n}' is not pinned in the lock",
+                                     did_you_mean(n, known) or
+                                     f"pinned: {', '.join(sorted(known))}", "pins-usage")
+                          for n in bad])
+
+
+@pins.command()
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="Repository root to scan.")
+@click.option("--lock", default=None, type=click.Path(dir_okay=False),
+              help="Lock file (default: <root>/configs/runtimes.yaml).")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every reference that matches.")
+def check(root, lock, verbose):
+    """Fail on short or malformed SHAs in the lock and on any other commit named for a pinned
+    source anywhere in the repository (changelog, recipes, docs, launchers, workflows)."""
+    from infersweep.pins.check import check as run_check
+
+    report = run_check(root, lock)
+    if verbose:
+        for ref in report.references:
+            click.echo(f"{ref.path}:{ref.line}:{ref.col}: {ref.token} matches the "
+                       f"{', '.join(ref.sources)} pin")
+    if report.problems:
+        raise InputError(report.problems)
+    n = len(report.lock.pins) if report.lock else 0
+    click.echo(f"pins check: {n} pin{'s' if n != 1 else ''} well formed; "
+               f"{len(report.references)} reference{'s' if len(report.references) != 1 else ''}"
+               f" in {report.files} scanned files match the lock")
+
+
+def _parse_remotes(values) -> dict[str, str]:
+    out = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if not sep or not name or not url:
+            raise click.BadParameter(f"'{value}' is not NAME=URL", param_hint="--remote")
+        out[name.strip()] = url.strip()
+    return out
+
+
+_HINTS = {
+    "remote-unreachable": "check the URL and the network; a private repository needs "
+                          "credentials in the runner's git configuration",
+    "commit-not-found": "push the commit to a branch or, safer, an immutable tag (the lock's "
+                        "'ref'), or pin a commit that is published",
+}
+
+
+@pins.command()
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False))
+@click.option("--lock", default=None, type=click.Path(dir_okay=False),
+              help="Lock file (default: <root>/configs/runtimes.yaml).")
+@click.option("--remote", "remotes", multiple=True, metavar="NAME=URL",
+              help="Fetch NAME from URL instead of the lock's repository (a mirror, or a "
+                   "local repository in tests). Also: $INFERSWEEP_PIN_URL_<NAME>.")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Verify only these pins.")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=1),
+              help="Seconds allowed per pin.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def verify(root, lock, remotes, only, timeout, as_json):
+    """Prove each pinned commit is fetchable from its remote (scratch repo, shallow fetch by
+    SHA, cat-file), before any GPU job depends on it."""
+    from infersweep.pins.lock import sha_problem
+    from infersweep.pins.verify import OK, SKIPPED, verify_pins
+
+    parsed = _load(root, lock, strict=False)
+    overrides = _parse_remotes(remotes)
+    _check_names(only, parsed.pins, "--only", parsed.path)
+    _check_names(overrides, parsed.pins, "--remote", parsed.path)
+    selected = [p for p in parsed.pins.values() if not only or p.name in only]
+    results = verify_pins(selected, overrides=overrides, timeout=timeout)
+
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    problems = []
+    for pin, r in zip(selected, results, strict=True):
+        if not as_json:
+            mark = {OK: "ok", SKIPPED: "skip"}.get(r.status, "FAIL")
+            click.echo(f"{mark:<5} {r.name:<12} {r.commit[:12] or '-':<12} {r.repository} "
+                       f"({r.seconds:.1f} s)")
+        if r.ok:
+            continue
+        hint = _HINTS.get(r.status, "")
+        if not hint:
+            problem = sha_problem(pin.commit)
+            hint = problem[2] if problem else ""
+        problems.append(Diagnostic(parsed.path, pin.line, pin.col, f"{pin.name}: {r.message}",
+                                   hint, f"pin-{r.status}"))
+    if problems:
+        raise InputError(problems)
+    if not as_json:
+        ok = sum(1 for r in results if r.status == OK)
+        click.echo(f"pins verify: {ok} of {len(results)} pinned commits fetchable")
+
+
+@pins.command()
+@click.argument("name", required=False)
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False))
+@click.option("--lock", default=None, type=click.Path(dir_okay=False))
+@click.option("--field", "field_name", default=None,
+              type=click.Choice(["repository", "commit", "ref", "recipe-dialect"]),
+              help="Print one field of NAME (for launchers: `--field commit`).")
+@click.option("--format", "fmt", type=click.Choice(["json", "env"]), default="json",
+              show_default=True, help="env: NAME_FIELD=value lines, e.g. SRT_SLURM_COMMIT=...")
+def show(name, root, lock, field_name, fmt):
+    """Print the pins (all, or NAME) so scripts read them instead of copying them."""
+    parsed = _load(root, lock, strict=True)
+    names = [name] if name else list(parsed.pins)
+    _check_names(names, parsed.pins, "pin", parsed.path)
+    rows = {}
+    for n in names:
+        p = parsed.pins[n]
+        rows[n] = {"repository": p.repository, "commit": p.commit, "ref": p.ref,
+                   "recipe-dialect": p.recipe_dialect or ""}
+    if field_name:
+        if not name:
+            raise click.UsageError("--field needs a pin NAME")
+        click.echo(rows[name][field_name])
+        return
+    if fmt == "env":
+        for n, row in rows.items():
+            prefix = re.sub(r"[^A-Za-z0-9]", "_", n).upper()
+            for key, value in row.items():
+                click.echo(f"{prefix}_{re.sub(r'[^A-Za-z0-9]', '_', key).upper()}={value}")
+        return
+    click.echo(json.dumps(rows if not name else rows[name], indent=2))

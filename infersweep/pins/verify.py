@@ -1,0 +1,156 @@
+"""``infersweep pins verify``: prove every pinned commit can be fetched from its remote.
+
+For each pin, in a scratch repository in a temporary directory::
+
+    git ls-remote <url> HEAD                       # is the remote there at all?
+    git fetch --depth 1 --no-tags <url> <sha>      # can the commit itself be fetched?
+    git cat-file -e <sha>^{commit}                 # and is it a commit?
+
+This is what a GPU job's ``git fetch``/``checkout`` would do later; doing it first on a CPU
+turns "reference is not a tree" after hours in a queue into a failure in seconds. GitHub (like
+``uploadpack.allowReachableSHA1InWant``) serves any commit reachable from a branch or tag, so
+a commit that was rebased away or never pushed fails here with its own message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+
+from infersweep.pins.lock import Pin, sha_problem
+
+DEFAULT_TIMEOUT = 60.0
+URL_ENV_PREFIX = "INFERSWEEP_PIN_URL_"
+
+# statuses
+OK = "ok"
+MALFORMED = "malformed-sha"
+SHORT = "short-sha"
+UNREACHABLE = "remote-unreachable"
+NOT_FOUND = "commit-not-found"
+SKIPPED = "skipped"
+
+_MISSING_PATTERNS = re.compile(
+    r"not our ref|couldn't find remote ref|unadvertised object|no such remote ref|"
+    r"not a tree|did not send all necessary objects|not a valid object|bad object",
+    re.IGNORECASE)
+
+
+@dataclass
+class Result:
+    name: str
+    repository: str  # the URL actually used
+    commit: str
+    status: str
+    message: str
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (OK, SKIPPED)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "ok": self.ok}
+
+
+def url_env_name(pin_name: str) -> str:
+    """``srt-slurm`` -> ``INFERSWEEP_PIN_URL_SRT_SLURM``."""
+    return URL_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", pin_name).upper()
+
+
+def resolve_url(pin: Pin, overrides: dict[str, str] | None = None,
+                environ: dict[str, str] | None = None) -> str:
+    """``--remote NAME=URL`` beats ``$INFERSWEEP_PIN_URL_<NAME>`` beats the lock."""
+    overrides = overrides or {}
+    environ = os.environ if environ is None else environ
+    return overrides.get(pin.name) or environ.get(url_env_name(pin.name)) or pin.repository
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["GIT_TERMINAL_PROMPT"] = "0"  # a private or missing repo must fail, not prompt
+    env["GCM_INTERACTIVE"] = "never"
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    env["LC_ALL"] = "C"  # stable git messages to classify
+    return env
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=max(timeout, 0.1), env=_git_env(), check=False)
+    except subprocess.TimeoutExpired:
+        raise _Timeout() from None
+
+
+def verify_pin(pin: Pin, url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> Result:
+    """Fetch ``pin.commit`` from ``url`` (default: the pin's repository) into a scratch repo."""
+    url = url or pin.repository
+    start = time.monotonic()
+
+    def result(status: str, message: str) -> Result:
+        return Result(pin.name, url, pin.commit, status, message,
+                      round(time.monotonic() - start, 3))
+
+    problem = sha_problem(pin.commit)
+    if problem:
+        rule, message, _hint = problem
+        status = SHORT if rule == "pin-short-sha" else MALFORMED
+        return result(status, f"{'short' if status == SHORT else 'malformed'} sha: {message}")
+    if not pin.verify:
+        return result(SKIPPED, "not verified (verify: false in the lock)")
+
+    deadline = start + timeout
+    with tempfile.TemporaryDirectory(prefix="infersweep-pin-") as scratch:
+        try:
+            _git(["init", "-q"], scratch, 30)
+            probe = _git(["ls-remote", url, "HEAD"], scratch, deadline - time.monotonic())
+            if probe.returncode != 0:
+                why = _last_line(probe.stderr) or f"git ls-remote exited {probe.returncode}"
+                return result(UNREACHABLE, f"remote unreachable: {url}: {why}")
+            fetch = _git(["-c", "protocol.version=2", "fetch", "--quiet", "--no-tags",
+                          "--depth", "1", url, pin.commit], scratch,
+                         deadline - time.monotonic())
+            if fetch.returncode != 0:
+                why = _last_line(fetch.stderr) or f"git fetch exited {fetch.returncode}"
+                if _MISSING_PATTERNS.search(fetch.stderr):
+                    return result(NOT_FOUND,
+                                  f"commit not found on remote (rebased away or unpublished?): "
+                                  f"{pin.commit} is not reachable from any branch or tag of "
+                                  f"{url} ({why})")
+                return result(UNREACHABLE, f"remote unreachable while fetching: {url}: {why}")
+            present = _git(["cat-file", "-e", f"{pin.commit}^{{commit}}"], scratch, 30)
+            if present.returncode != 0:
+                return result(NOT_FOUND, f"commit not found on remote: fetching {pin.commit} "
+                                         f"from {url} did not produce that commit")
+        except _Timeout:
+            return result(UNREACHABLE, f"remote unreachable: {url}: no answer within "
+                                       f"{timeout:g} s")
+        except OSError as exc:
+            return result(UNREACHABLE, f"cannot run git: {exc.strerror or exc}")
+    return result(OK, f"{pin.commit} is fetchable from {url}")
+
+
+def verify_pins(pins: list[Pin], *, overrides: dict[str, str] | None = None,
+                timeout: float = DEFAULT_TIMEOUT, jobs: int = 4) -> list[Result]:
+    """Verify several pins concurrently; results in the order of ``pins``."""
+    if not pins:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pins)))) as pool:
+        futures = [pool.submit(verify_pin, p, resolve_url(p, overrides), timeout=timeout)
+                   for p in pins]
+        return [f.result() for f in futures]
