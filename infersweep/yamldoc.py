@@ -66,6 +66,7 @@ class YamlDoc:
     data: Any
     root: yaml.Node | None
     text: str = field(repr=False, default="")
+    line_offset: int = 0  # lines before ``text`` in the file (when parsing a file's tail)
 
     def locate(self, pointer: Pointer, *, key: bool = False) -> tuple[int, int]:
         """(line, col), 1-based, of the value at ``pointer`` (or its key, with ``key=True``).
@@ -73,6 +74,10 @@ class YamlDoc:
         Falls back to the deepest existing ancestor when the pointer does not exist
         (for instance a missing required field is reported at its parent mapping).
         """
+        line, col = self._locate(pointer, key)
+        return (line + self.line_offset, col)
+
+    def _locate(self, pointer: Pointer, key: bool) -> tuple[int, int]:
         node = self.root
         if node is None:
             return (1, 1)
@@ -102,7 +107,7 @@ class YamlDoc:
         return Diagnostic(self.path, line, col, message, hint, rule)
 
 
-def _yaml_error(path: str, exc: yaml.YAMLError, text: str) -> Diagnostic:
+def _yaml_error(path: str, exc: yaml.YAMLError, text: str, offset: int = 0) -> Diagnostic:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
     problem = getattr(exc, "problem", None) or str(exc)
@@ -112,7 +117,7 @@ def _yaml_error(path: str, exc: yaml.YAMLError, text: str) -> Diagnostic:
     if mark is not None and "\t" in _line(text, line):
         message = "invalid YAML: tab character where YAML allows only spaces"
         hint = "indent with spaces, never tabs"
-    return Diagnostic(path, line, col, message, hint, "yaml-syntax")
+    return Diagnostic(path, line + offset if line else 0, col, message, hint, "yaml-syntax")
 
 
 def _line(text: str, line: int) -> str:
@@ -120,22 +125,27 @@ def _line(text: str, line: int) -> str:
     return lines[line - 1] if 0 < line <= len(lines) else ""
 
 
-def parse_yaml(text: str, path: str = "<string>") -> YamlDoc:
-    """Parse one YAML document; raise :class:`InputError` with a located diagnostic."""
+def parse_yaml(text: str, path: str = "<string>", line_offset: int = 0) -> YamlDoc:
+    """Parse one YAML document; raise :class:`InputError` with a located diagnostic.
+
+    ``line_offset`` is the number of lines that precede ``text`` in ``path``, so that a
+    file's tail can be parsed alone and still be reported at its real lines.
+    """
     loader = _StrictLoader(text)
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
     except _DuplicateKey as dup:
         raise InputError(Diagnostic(
-            path, dup.second.line + 1, dup.second.column + 1,
-            f"duplicate key '{dup.key}' (first defined at line {dup.first.line + 1})",
+            path, dup.second.line + 1 + line_offset, dup.second.column + 1,
+            f"duplicate key '{dup.key}' (first defined at line "
+            f"{dup.first.line + 1 + line_offset})",
             "YAML keeps only one of them; remove or rename one", "duplicate-key")) from None
     except yaml.YAMLError as exc:
-        raise InputError(_yaml_error(path, exc, text)) from None
+        raise InputError(_yaml_error(path, exc, text, line_offset)) from None
     finally:
         loader.dispose()
-    return YamlDoc(path, data, root, text)
+    return YamlDoc(path, data, root, text, line_offset)
 
 
 def load_yaml(path: str | Path) -> YamlDoc:

@@ -51,17 +51,21 @@ def default_runner_file(root: str | Path = ".") -> Path:
     return Path(root, CONFIG_DIR, RUNNERS_FILE)
 
 
-def load_runners(path: str | Path) -> Runners:
-    doc = load_yaml(path)
+def _doc(source: str | Path | YamlDoc) -> YamlDoc:
+    return source if isinstance(source, YamlDoc) else load_yaml(source)
+
+
+def load_runners(source: str | Path | YamlDoc) -> Runners:
+    doc = _doc(source)
     diags = validate_doc(doc, "runners")
     if diags:
         raise InputError(diags)
     return Runners(doc.data["labels"], doc.data.get("hardware") or {}, doc)
 
 
-def load_catalog(config_files: list[str | Path], runner_file: str | Path, *,
-                 strict_runners: bool = True) -> Catalog:
-    """Load, validate and merge master configs.
+def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Path | YamlDoc,
+                 *, strict_runners: bool = True) -> Catalog:
+    """Load, validate and merge master configs (paths, or documents already parsed).
 
     ``strict_runners`` makes a runner label missing from the runners file an error; when
     false it is a warning (InferenceX's own catalog names labels its runners file lacks).
@@ -80,7 +84,7 @@ def load_catalog(config_files: list[str | Path], runner_file: str | Path, *,
     docs: list[YamlDoc] = []
     for path in config_files:
         try:
-            docs.append(load_yaml(path))
+            docs.append(_doc(path))
         except InputError as exc:
             diags.extend(exc.diagnostics)
     entries: dict[str, dict] = {}

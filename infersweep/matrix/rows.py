@@ -176,3 +176,51 @@ def dram_budget_gb(entry: dict, ss: dict, item: dict, hardware: dict, key: str) 
     value = (Decimal(mib) * (1 << 20) * Decimal(str(item["dram-utilization"])) * gpus
              / per_node / Decimal(10**9))
     return int(value.to_integral_value(rounding=ROUND_FLOOR))
+
+
+# Field order of each row kind once normalised (the shape run-sweep's jobs consume).
+_SINGLE_ORDER = ("image", "model", "model-prefix", "precision", "framework", "spec-decoding",
+                 "runner", "isl", "osl", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn",
+                 "conc", "max-model-len", "exp-name", "disagg", "run-eval", "eval-only",
+                 "router")
+_MULTI_ORDER = ("image", "model", "model-prefix", "precision", "framework", "spec-decoding",
+                "runner", "isl", "osl", "prefill", "decode", "conc", "max-model-len",
+                "exp-name", "disagg", "run-eval", "eval-only", "eval-conc", "eval-all-concs",
+                "router", "kv-p2p-transfer")
+_AGENTIC_ORDER = ("image", "model", "model-prefix", "precision", "framework", "runner", "tp",
+                  "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "spec-decoding", "conc",
+                  "kv-offloading", "kv-offload-backend", "router", "total-cpu-dram-gb",
+                  "duration", "exp-name", "scenario-type", "run-eval", "eval-only")
+_MULTI_AGENTIC_ORDER = ("image", "model", "model-prefix", "precision", "framework",
+                        "spec-decoding", "runner", "prefill", "decode", "conc", "kv-offloading",
+                        "kv-offload-backend", "router", "kv-p2p-transfer", "total-cpu-dram-gb",
+                        "duration", "exp-name", "disagg", "scenario-type", "run-eval",
+                        "eval-only", "eval-conc")
+_WORKER_ORDER = ("num-worker", "tp", "pp", "dcp-size", "pcp-size", "ep", "dp-attn", "hardware",
+                 "additional-settings")
+
+
+def normalise(row: dict) -> dict:
+    """The row with every optional field in a fixed order and its defaults written out.
+
+    Fixed-sequence rows gain ``eval-only: false`` (and multi-node rows
+    ``eval-all-concs: false``) so a job never has to guess a default; extra fields such as
+    ``recipe-fingerprint`` keep their place at the end.
+    """
+    agentic = row.get("scenario-type") == "agentic-coding"
+    multi = row.get("prefill") is not None
+    if agentic:
+        order = _MULTI_AGENTIC_ORDER if multi else _AGENTIC_ORDER
+        defaults: dict = {}
+    elif multi:
+        order, defaults = _MULTI_ORDER, {"eval-only": False, "eval-all-concs": False}
+    else:
+        order, defaults = _SINGLE_ORDER, {"eval-only": False}
+    merged = {**defaults, **row}
+    out = {k: merged[k] for k in order if k in merged}
+    for role in ("prefill", "decode"):
+        if role in out:
+            w = out[role]
+            out[role] = {k: w[k] for k in _WORKER_ORDER if k in w}
+    out.update((k, v) for k, v in merged.items() if k not in out)
+    return out

@@ -1,0 +1,124 @@
+"""Routing matrix rows into buckets, and buckets into run-sweep jobs.
+
+The bucket object keeps InferenceX's shape (``single_node``/``multi_node`` by sequence
+family and ``agentic``, four eval buckets, ``changelog_metadata``). Jobs consume
+*job outputs*; :func:`job_output_for` maps every bucket, including any sequence family,
+to exactly one of :data:`JOB_OUTPUTS`, so no row can be silently dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from infersweep.matrix.rows import seq_name
+
+EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
+
+# job output name -> what it holds; run-sweep.yml has one fan-out job per output
+JOB_OUTPUTS = {
+    "single-node": "single-node fixed-seq-len throughput rows (every sequence family)",
+    "single-node-agentic": "single-node agentic-coding throughput rows",
+    "multi-node": "multi-node fixed-seq-len throughput rows (every sequence family)",
+    "multi-node-agentic": "multi-node agentic-coding throughput rows",
+    "evals": "single-node fixed-seq-len eval rows",
+    "agentic-evals": "single-node agentic eval rows",
+    "multinode-evals": "multi-node fixed-seq-len eval rows",
+    "multinode-agentic-evals": "multi-node agentic eval rows",
+}
+FINGERPRINT_IGNORES = frozenset({"conc", "exp-name", "recipe-fingerprint", "run-eval",
+                                 "eval-only", "eval-conc", "eval-all-concs"})
+
+
+def recipe_fingerprint(row: dict) -> str:
+    """SHA-256 of the row's recipe: everything but the points and eval bookkeeping.
+
+    Defined on the emitted (normalised) row, so anyone holding a row can recompute it.
+    """
+    recipe = {k: v for k, v in row.items() if k not in FINGERPRINT_IGNORES}
+    blob = json.dumps(recipe, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _agentic(row: dict) -> bool:
+    return row.get("scenario-type") == "agentic-coding"
+
+
+def _multi(row: dict) -> bool:
+    return row.get("prefill") is not None
+
+
+def throughput_bucket(row: dict) -> tuple[str, str]:
+    """('single_node' | 'multi_node', family) for a throughput row."""
+    side = "multi_node" if _multi(row) else "single_node"
+    family = "agentic" if _agentic(row) else seq_name(row["isl"], row["osl"])
+    return side, family
+
+
+def eval_bucket(row: dict) -> str:
+    if _multi(row):
+        return "multinode_agentic_evals" if _agentic(row) else "multinode_evals"
+    return "agentic_evals" if _agentic(row) else "evals"
+
+
+def job_output_for(bucket: str, family: str | None = None) -> str:
+    """The run-sweep job output that carries rows of ``bucket`` (and ``family``)."""
+    if bucket in EVAL_BUCKETS:
+        return bucket.replace("_", "-")
+    base = "single-node" if bucket == "single_node" else "multi-node"
+    return f"{base}-agentic" if family == "agentic" else base
+
+
+def build(throughput: list[dict], evals: list[dict], metadata: dict) -> dict:
+    single: dict[str, list] = {}
+    multi: dict[str, list] = {}
+    for row in throughput:
+        side, family = throughput_bucket(row)
+        (multi if side == "multi_node" else single).setdefault(family, []).append(row)
+    out: dict = {"single_node": single, "multi_node": multi}
+    for name in EVAL_BUCKETS:
+        out[name] = [row for row in evals if eval_bucket(row) == name]
+    out["changelog_metadata"] = metadata
+    return out
+
+
+def job_outputs(matrix: dict) -> dict[str, list[dict]]:
+    """Flatten the bucket object into one row list per run-sweep job."""
+    out: dict[str, list[dict]] = {name: [] for name in JOB_OUTPUTS}
+    for side in ("single_node", "multi_node"):
+        for family, rows in matrix.get(side, {}).items():
+            out[job_output_for(side, family)].extend(rows)
+    for name in EVAL_BUCKETS:
+        out[job_output_for(name)].extend(matrix.get(name, []))
+    return out
+
+
+def take_canary(outputs: dict[str, list[dict]]) -> dict | None:
+    """Remove and return the cheapest throughput point, to run before everything else.
+
+    The lowest-concurrency single-node row if there is one; otherwise the lowest point of
+    the multi-node row that needs the fewest GPUs, split off its row so that every
+    requested point still runs exactly once.
+    """
+    single = outputs["single-node"]
+    if single:
+        best = min(range(len(single)), key=lambda i: single[i]["conc"])
+        return single.pop(best)
+    multi = outputs["multi-node"]
+    if not multi:
+        return None
+
+    def gpus(row):
+        return sum(row[r]["num-worker"] * row[r]["tp"] * row[r].get("pp", 1)
+                   for r in ("prefill", "decode"))
+
+    best = min(range(len(multi)), key=lambda i: (gpus(multi[i]), min(multi[i]["conc"])))
+    row = multi[best]
+    low = min(row["conc"])
+    canary = dict(row, conc=[low])
+    rest = [c for c in row["conc"] if c != low]
+    if rest:
+        multi[best] = dict(row, conc=rest)
+    else:
+        multi.pop(best)
+    return canary

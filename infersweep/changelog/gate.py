@@ -1,0 +1,157 @@
+"""The append-only rules for perf-changelog.yaml, in one place.
+
+A pull request may only append entries at the end of the file. Judged line by line
+between the merge-base and the head (not the base branch's tip, so a PR that is behind
+main is not blamed for main's newer entries), which catches what a diff of added lines
+misses: edited or deleted whitespace-only lines, entries inserted in the middle, a
+missing final newline, stray blank lines.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from infersweep.config.schema import validate_doc
+from infersweep.diagnostics import Diagnostic
+from infersweep.yamldoc import YamlDoc, parse_yaml
+
+ENTRY_START = "- config-keys:"
+SEPARATOR_HINT = "entries are separated by exactly one empty line"
+
+
+@dataclass
+class Appended:
+    """The entries a change appends, parsed with their real line numbers."""
+
+    doc: YamlDoc | None
+    entries: list[dict]
+    first_line: int  # 1-based line of the first appended entry in the head file
+
+
+def _show(line: str) -> str:
+    return repr(line.rstrip("\n"))
+
+
+def compare(path: str, base: str, head: str) -> tuple[list[Diagnostic], int]:
+    """Diagnostics for anything but a pure append; and the index of the first new line."""
+    diags: list[Diagnostic] = []
+    base_lines = base.splitlines(keepends=True)
+    head_lines = head.splitlines(keepends=True)
+    # a base without a final newline may gain one on its last line
+    if base_lines and not base_lines[-1].endswith("\n") and len(head_lines) >= len(base_lines) \
+            and head_lines[len(base_lines) - 1] == base_lines[-1] + "\n":
+        base_lines[-1] += "\n"
+    if head_lines[: len(base_lines)] == base_lines:
+        return diags, len(base_lines)
+    matcher = difflib.SequenceMatcher(a=base_lines, b=head_lines, autojunk=False)
+    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+        if op == "equal" or (op == "insert" and a0 == len(base_lines)):
+            continue
+        if op == "replace":
+            for k in range(min(a1 - a0, b1 - b0)):
+                old, new = base_lines[a0 + k], head_lines[b0 + k]
+                what = ("whitespace changed" if old.strip() == new.strip()
+                        else f"was {_show(old)}, now {_show(new)}")
+                diags.append(Diagnostic(
+                    path, b0 + k + 1, 1, f"existing line {a0 + k + 1} was edited ({what})",
+                    "the changelog is append-only: restore the line exactly as on the base "
+                    "branch and add a new entry at the end instead", "changelog-edit"))
+            extra_old = base_lines[a0 + (b1 - b0):a1]
+            for k, old in enumerate(extra_old):
+                diags.append(_deleted(path, b1, a0 + (b1 - b0) + k + 1, old))
+        elif op == "delete":
+            for k, old in enumerate(base_lines[a0:a1]):
+                diags.append(_deleted(path, b0 + 1 if b0 < len(head_lines) else b0, a0 + k + 1,
+                                      old))
+        elif op == "insert":
+            diags.append(Diagnostic(
+                path, b0 + 1, 1, f"{b1 - b0} line(s) inserted before existing line {a0 + 1}",
+                "append new entries at the end of the file, not in the middle",
+                "changelog-insert"))
+    return diags, len(base_lines)
+
+
+def _deleted(path: str, head_line: int, base_line: int, old: str) -> Diagnostic:
+    return Diagnostic(path, max(head_line, 1), 1,
+                      f"existing line {base_line} was deleted ({_show(old)})",
+                      "the changelog is append-only: restore the line", "changelog-delete")
+
+
+def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic]:
+    """Formatting rules for the appended lines (from 0-based line index ``start``)."""
+    diags: list[Diagnostic] = []
+    lines = head.splitlines(keepends=True)
+    new = lines[start:]
+    if not new:
+        return [Diagnostic(path, len(lines) or 1, 1, "no entries were appended",
+                           "append an entry naming the config keys to run", "changelog-empty")]
+    if not head.endswith("\n"):
+        diags.append(Diagnostic(path, len(lines), len(lines[-1]) + 1,
+                                "the file does not end with a newline",
+                                "add a newline after the last line", "changelog-newline"))
+    base_ends_blank = not base.strip() or base.splitlines()[-1].strip() == ""
+    previous_blank = base_ends_blank
+    for offset, raw in enumerate(new):
+        number = start + offset + 1
+        text = raw.rstrip("\n")
+        for ch, name in (("\r", "carriage return"), ("\t", "tab"), ("\0", "NUL byte")):
+            if ch in text:
+                diags.append(Diagnostic(path, number, text.index(ch) + 1,
+                                        f"{name} in an appended line",
+                                        "use LF line endings and spaces only",
+                                        "changelog-bytes"))
+        blank = text.strip() == ""
+        if blank and text:
+            diags.append(Diagnostic(path, number, 1, "whitespace-only line",
+                                    "leave separator lines completely empty",
+                                    "changelog-blank"))
+        if blank and previous_blank:
+            diags.append(Diagnostic(path, number, 1, "more than one empty line",
+                                    SEPARATOR_HINT, "changelog-blank"))
+        if text.startswith(ENTRY_START) and not previous_blank:
+            diags.append(Diagnostic(path, number, 1, "entry does not follow an empty line",
+                                    SEPARATOR_HINT, "changelog-separator"))
+        previous_blank = blank
+    if new[-1].strip() == "":
+        diags.append(Diagnostic(path, len(lines), 1, "the file ends with an empty line",
+                                "end the file right after the last entry's final newline",
+                                "changelog-blank"))
+    first = next((t for t in new if t.strip()), "")
+    if first and not first.startswith(ENTRY_START):
+        diags.append(Diagnostic(path, start + new.index(first) + 1, 1,
+                                f"appended text must start a new entry with '{ENTRY_START}'",
+                                "edits to existing entries are not allowed",
+                                "changelog-entry"))
+    return diags
+
+
+def parse_appended(path: str, head: str, start: int) -> tuple[Appended, list[Diagnostic]]:
+    """Parse the appended lines as a YAML list of entries and validate each one."""
+    lines = head.splitlines(keepends=True)
+    tail = "".join(lines[start:])
+    doc = parse_yaml(tail, path, line_offset=start)
+    if doc.data is None:
+        return Appended(doc, [], start + 1), [Diagnostic(
+            path, start + 1, 1, "no entries were appended",
+            "append an entry naming the config keys to run", "changelog-empty")]
+    if not isinstance(doc.data, list):
+        return Appended(doc, [], start + 1), [doc.diag(
+            (), "appended text is not a list of entries", f"start each entry with '{ENTRY_START}'",
+            rule="changelog-entry")]
+    diags = validate_doc(doc, "perf-changelog")
+    entries = doc.data
+    for i, entry in enumerate(entries):
+        if isinstance(entry, dict) and entry.get("append-only") and any(
+                entry.get(k) for k in ("evals-only", "all-evals", "eval-min-prefill-ep")):
+            diags.append(doc.diag((i, "append-only"), "append-only cannot be combined with "
+                                  "evals-only, all-evals or eval-min-prefill-ep",
+                                  "split it into separate pull requests",
+                                  rule="changelog-append-only"))
+    flags = [bool(e.get("append-only")) for e in entries if isinstance(e, dict)]
+    if any(flags) and not all(flags):
+        regular = flags.index(False)
+        diags.append(doc.diag((regular,), "append-only entries cannot share a pull request "
+                              "with regular entries", "split them into separate pull requests",
+                              rule="changelog-append-only", key=True))
+    return Appended(doc, entries, start + 1), diags
