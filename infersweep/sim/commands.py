@@ -1,0 +1,183 @@
+"""``infersweep sim``: the engine simulator (serve one role, a router, or a whole topology)."""
+
+from __future__ import annotations
+
+import click
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _loopback(ctx, param, value):
+    if value not in LOOPBACK:
+        raise click.BadParameter("the simulator binds loopback addresses only (127.0.0.1)")
+    return value
+
+
+def model_options(f):
+    opts = [
+        click.option("--served-model-name", "served_model_name", multiple=True,
+                     default=("infersweep-sim",), show_default=True,
+                     help="Model name(s) accepted in requests (others get HTTP 404)."),
+        click.option("--max-model-len", type=int, default=16384, show_default=True,
+                     help="Context limit: prompt + max tokens above it gets HTTP 400."),
+        click.option("--max-num-batched-tokens", type=int, default=8192, show_default=True),
+        click.option("--prefill-tps", type=float, default=40000.0, show_default=True,
+                     help="Prefill speed, prompt tokens per second."),
+        click.option("--decode-base-ms", type=float, default=12.0, show_default=True),
+        click.option("--decode-per-seq-ms", type=float, default=0.02, show_default=True,
+                     help="Decode step time grows by this much per running sequence."),
+        click.option("--stream-interval", type=int, default=1, show_default=True,
+                     help="Tokens per SSE chunk (models multi-token steps such as MTP)."),
+        click.option("--fixed-ttft-ms", type=float, default=None,
+                     help="Ground-truth mode: fixed TTFT (with --fixed-itl-ms)."),
+        click.option("--fixed-itl-ms", type=float, default=None,
+                     help="Ground-truth mode: one chunk every N ms on absolute deadlines."),
+        click.option("--fail-rate", type=float, default=0.0, help="Fraction answered HTTP 500."),
+        click.option("--midstream-error-rate", type=float, default=0.0),
+        click.option("--drop-rate", type=float, default=0.0,
+                     help="Fraction whose connection is dropped mid-stream."),
+        click.option("--hang-rate", type=float, default=0.0,
+                     help="Fraction whose stream stops mid-way and never ends."),
+        click.option("--omit-usage", is_flag=True, help="Never send a usage object."),
+        click.option("--sse-comments", is_flag=True, help="Send ': keep-alive' comments."),
+        click.option("--crlf", is_flag=True, help="Use CRLF line ends in the event stream."),
+        click.option("--fault-seed", type=int, default=0, show_default=True),
+        click.option("--eval-answer-key", type=click.Path(dir_okay=False), default=None,
+                     help="GSM8K-format JSONL; answer its questions (eval mode)."),
+        click.option("--eval-accuracy", type=float, default=0.95, show_default=True),
+        click.option("--eval-seed", type=int, default=0, show_default=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _build_config(role: str, max_num_seqs: int, kw: dict):
+    from infersweep.diagnostics import InputError
+    from infersweep.sim.evalmode import AnswerKey
+    from infersweep.sim.faults import FaultConfig
+    from infersweep.sim.model import ModelParams
+    from infersweep.sim.server import SimConfig
+
+    for name in ("fail_rate", "midstream_error_rate", "drop_rate", "hang_rate"):
+        if not 0 <= kw[name] <= 1:
+            raise InputError(f"--{name.replace('_', '-')} must be in [0, 1]")
+    if kw["max_model_len"] <= 0 or max_num_seqs <= 0 or kw["stream_interval"] <= 0:
+        raise InputError("--max-model-len, --max-num-seqs and --stream-interval must be positive")
+    if kw["prefill_tps"] <= 0:
+        raise InputError("--prefill-tps must be positive")
+    if (kw["fixed_ttft_ms"] is None) != (kw["fixed_itl_ms"] is None):
+        raise InputError("--fixed-ttft-ms and --fixed-itl-ms go together")
+    key = None
+    if kw["eval_answer_key"]:
+        key = AnswerKey(kw["eval_answer_key"], kw["eval_accuracy"], kw["eval_seed"])
+    return SimConfig(
+        role=role, served_model_names=list(kw["served_model_name"]),
+        max_model_len=kw["max_model_len"],
+        model=ModelParams(prefill_tps=kw["prefill_tps"], decode_base_ms=kw["decode_base_ms"],
+                          decode_per_seq_ms=kw["decode_per_seq_ms"], max_num_seqs=max_num_seqs,
+                          max_num_batched_tokens=kw["max_num_batched_tokens"],
+                          stream_interval=kw["stream_interval"],
+                          fixed_ttft_ms=kw["fixed_ttft_ms"], fixed_itl_ms=kw["fixed_itl_ms"]),
+        faults=FaultConfig(fail_rate=kw["fail_rate"], midstream_error_rate=kw["midstream_error_rate"],
+                           drop_rate=kw["drop_rate"], hang_rate=kw["hang_rate"],
+                           omit_usage=kw["omit_usage"], sse_comments=kw["sse_comments"],
+                           crlf=kw["crlf"], seed=kw["fault_seed"]),
+        answer_key=key)
+
+
+def _forward(kw: dict) -> list[str]:
+    """Re-render model options as CLI flags for worker processes."""
+    out = []
+    for k, v in kw.items():
+        flag = "--" + k.replace("_", "-")
+        if isinstance(v, tuple):
+            for x in v:
+                out += [flag, str(x)]
+        elif isinstance(v, bool):
+            if v:
+                out.append(flag)
+        elif v is not None:
+            out += [flag, str(v)]
+    return out
+
+
+@click.group()
+def sim():
+    """Engine simulator: OpenAI-compatible streaming servers with a performance model."""
+
+
+@sim.command("serve")
+@click.option("--role", type=click.Choice(["aggregated", "prefill", "decode"]),
+              default="aggregated", show_default=True)
+@click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--max-num-seqs", type=int, default=256, show_default=True,
+              help="Admission limit: running sequences; more requests queue.")
+@model_options
+def serve_cmd(role, host, port, max_num_seqs, **kw):
+    """Serve one simulated engine (/v1/completions, /v1/chat/completions, /health, /metrics)."""
+
+    from infersweep.sim.cluster import _run_loop
+    from infersweep.sim.server import run_server
+
+    cfg = _build_config(role, max_num_seqs, kw)
+    click.echo(f"sim serve ({role}) on http://{host}:{port}", err=True)
+    try:
+        _run_loop(run_server(cfg, host, port))
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+
+
+@sim.command("router")
+@click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--prefill", "prefill", multiple=True, required=True, help="Prefill worker URL.")
+@click.option("--decode", "decode", multiple=True, required=True, help="Decode worker URL.")
+@click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
+              default="round-robin", show_default=True)
+@click.option("--kv-base-ms", type=float, default=2.0, show_default=True)
+@click.option("--kv-bytes-per-token", type=int, default=70000, show_default=True)
+@click.option("--kv-gbps", type=float, default=50.0, show_default=True)
+def router_cmd(host, port, prefill, decode, policy, kv_base_ms, kv_bytes_per_token, kv_gbps):
+    """Front end: prefill worker, modelled KV transfer, then a streamed decode worker."""
+    from infersweep.sim.cluster import _run_loop
+    from infersweep.sim.router import RouterConfig, run_router
+
+    for u in prefill + decode:
+        if not u.startswith("http://"):
+            raise click.BadParameter(f"{u!r}: expected http://host:port")
+    cfg = RouterConfig(list(prefill), list(decode), policy, kv_base_ms, kv_bytes_per_token, kv_gbps)
+    click.echo(f"sim router on http://{host}:{port}", err=True)
+    _run_loop(run_router(cfg, host, port))
+
+
+@sim.command("cluster")
+@click.option("--topology", type=click.Choice(["agg", "1p1d", "2p1d"]), required=True)
+@click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
+@click.option("--port", type=int, default=8000, show_default=True,
+              help="Front-end port; workers use the next ports.")
+@click.option("--prefill-max-num-seqs", type=int, default=256, show_default=True)
+@click.option("--decode-max-num-seqs", type=int, default=None,
+              help="[128 for 1p1d, 2048 for 2p1d, 256 for agg]")
+@click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
+              default="round-robin", show_default=True)
+@click.option("--kv-base-ms", type=float, default=2.0, show_default=True)
+@click.option("--kv-bytes-per-token", type=int, default=70000, show_default=True)
+@click.option("--kv-gbps", type=float, default=50.0, show_default=True)
+@model_options
+def cluster_cmd(topology, host, port, prefill_max_num_seqs, decode_max_num_seqs, policy,
+                kv_base_ms, kv_bytes_per_token, kv_gbps, **kw):
+    """Start a whole topology (agg, 1p1d, 2p1d) on this machine; Ctrl-C stops it."""
+    from infersweep.sim.cluster import run_cluster
+    from infersweep.sim.router import RouterConfig
+
+    dmax = decode_max_num_seqs or {"agg": 256, "1p1d": 128, "2p1d": 2048}[topology]
+    _build_config("aggregated", dmax, kw)  # validate once, before starting anything
+    common = _forward(kw)
+    args = {"aggregated": ["--max-num-seqs", str(dmax), *common],
+            "prefill": ["--max-num-seqs", str(prefill_max_num_seqs), *common],
+            "decode": ["--max-num-seqs", str(dmax), *common]}
+    run_cluster(topology, host, port, args,
+                RouterConfig(policy=policy, kv_base_ms=kv_base_ms,
+                             kv_bytes_per_token=kv_bytes_per_token, kv_gbps=kv_gbps))

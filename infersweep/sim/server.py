@@ -1,0 +1,214 @@
+"""``sim serve``: an OpenAI-compatible engine simulator (one role of a topology)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass, field
+
+import orjson
+
+from infersweep.sim import faults
+from infersweep.sim.httpserver import Request, Responder, serve
+from infersweep.sim.model import Engine, Fixed, ModelParams
+from infersweep.sim.stream import SimStream
+
+
+@dataclass
+class SimConfig:
+    role: str = "aggregated"          # aggregated | prefill | decode
+    served_model_names: list[str] = field(default_factory=lambda: ["infersweep-sim"])
+    max_model_len: int = 16384
+    model: ModelParams = field(default_factory=ModelParams)
+    faults: faults.FaultConfig = field(default_factory=faults.FaultConfig)
+    keep_truth: bool = True
+    answer_key: object | None = None  # evalmode.AnswerKey
+
+
+def _err(resp: Responder, status: int, message: str, etype: str = "BadRequestError") -> None:
+    resp.json(status, {"object": "error", "message": message, "type": etype, "param": None,
+                       "code": status})
+
+
+def count_tokens(text: str) -> int:
+    """The simulator's tokenizer: one token per whitespace-separated word."""
+    return len(text.split())
+
+
+def prompt_of(body: dict, chat: bool) -> tuple[str | None, int]:
+    """(prompt text or None for token ids, prompt token count)."""
+    if chat:
+        msgs = body.get("messages")
+        if not isinstance(msgs, list) or not msgs:
+            raise ValueError("'messages' must be a non-empty list")
+        parts = []
+        for m in msgs:
+            c = m.get("content") if isinstance(m, dict) else None
+            if isinstance(c, list):
+                c = " ".join(p.get("text", "") for p in c if isinstance(p, dict))
+            if c:
+                parts.append(str(c))
+        text = "\n".join(parts)
+        return text, count_tokens(text)
+    p = body.get("prompt")
+    if isinstance(p, list) and p and isinstance(p[0], (list, str)):
+        p = p[0]
+    if isinstance(p, str):
+        return p, count_tokens(p)
+    if isinstance(p, list) and all(isinstance(x, int) for x in p):
+        return None, len(p)
+    raise ValueError("'prompt' must be a string or a list of token ids")
+
+
+class SimServer:
+    def __init__(self, cfg: SimConfig):
+        self.cfg = cfg
+        self.ids = itertools.count()
+        p = cfg.model
+        self.engine = Fixed(p) if p.fixed_itl_ms is not None else Engine(p)
+        self.truth: list[dict] = []
+        self.streams_by_conn: dict = {}
+        self.counters = {"requests": 0, "success": 0, "rejected": 0, "failed": 0,
+                         "prompt_tokens": 0, "generation_tokens": 0}
+        self.inflight = 0
+        self.peak_inflight = 0
+
+    # --- HTTP entry -------------------------------------------------------------------
+    def handle(self, req: Request, resp: Responder):
+        path, method = req.path, req.method
+        if path in ("/v1/completions", "/v1/chat/completions"):
+            if method != "POST":
+                return _err(resp, 405, "use POST", "MethodNotAllowed")
+            return self.generate(req, resp, chat=path.endswith("chat/completions"))
+        if method == "GET" and path in ("/health", "/ready"):
+            return resp.send(200, b"")
+        if method == "GET" and path == "/v1/models":
+            data = [{"id": n, "object": "model", "owned_by": "infersweep-sim",
+                     "max_model_len": self.cfg.max_model_len} for n in self.cfg.served_model_names]
+            return resp.json(200, {"object": "list", "data": data})
+        if method == "GET" and path == "/metrics":
+            return resp.send(200, self.metrics_text().encode(), "text/plain; version=0.0.4")
+        if method == "GET" and path == "/debug/timings":
+            return resp.send(200, b"".join(orjson.dumps(t) + b"\n" for t in self.truth),
+                             "application/x-ndjson")
+        if method == "GET" and path == "/debug/stats":
+            return resp.json(200, self.stats())
+        if method == "POST" and path == "/debug/reset":
+            self.truth.clear()
+            self.peak_inflight = self.inflight
+            return resp.json(200, {"ok": True})
+        return _err(resp, 404, f"no route {method} {path}", "NotFoundError")
+
+    def generate(self, req: Request, resp: Responder, chat: bool):
+        self.counters["requests"] += 1
+        try:
+            body = orjson.loads(req.body)
+            if not isinstance(body, dict):
+                raise ValueError("request body must be a JSON object")
+            model = body.get("model")
+            if model not in self.cfg.served_model_names:
+                self.counters["rejected"] += 1
+                return _err(resp, 404, f"The model `{model}` does not exist.", "NotFoundError")
+            text, n_prompt = prompt_of(body, chat)
+        except (ValueError, orjson.JSONDecodeError) as exc:
+            self.counters["rejected"] += 1
+            return _err(resp, 400, str(exc))
+        if n_prompt == 0:
+            self.counters["rejected"] += 1
+            return _err(resp, 400, "the prompt is empty")
+        # max_completion_tokens wins over max_tokens (as the engines do)
+        mt = body.get("max_completion_tokens")
+        if mt is None:
+            mt = body.get("max_tokens")
+        limit = self.cfg.max_model_len
+        if mt is None:
+            mt = max(0, limit - n_prompt)
+        if not isinstance(mt, int) or mt < 1:
+            self.counters["rejected"] += 1
+            return _err(resp, 400, f"max_tokens must be a positive integer (got {mt!r})")
+        if n_prompt + mt > limit:
+            self.counters["rejected"] += 1
+            return _err(resp, 400,
+                        f"This model's maximum context length is {limit} tokens. However, you "
+                        f"requested {n_prompt + mt} tokens ({n_prompt} in the messages, {mt} in "
+                        "the completion). Please reduce the length of the messages or completion.")
+        rid = next(self.ids)
+        fail, style = faults.decide(self.cfg.faults, rid)
+        if fail:
+            self.counters["failed"] += 1
+            return _err(resp, 500, "simulated engine failure", "InternalServerError")
+        words = None
+        if self.cfg.answer_key is not None and text is not None:
+            words = self.cfg.answer_key.respond(text)
+        if self.cfg.role == "prefill":
+            mt = 1
+        stream = bool(body.get("stream", False))
+        opts = body.get("stream_options") or {}
+        s = SimStream(rid, resp, model=model, chat=chat, prompt_tokens=n_prompt, max_tokens=mt,
+                      arrival_ns=req.arrival_ns,
+                      include_usage=bool(opts.get("include_usage")) and not self.cfg.faults.omit_usage,
+                      continuous_usage=bool(opts.get("continuous_usage_stats"))
+                      and not self.cfg.faults.omit_usage,
+                      stream=stream, words=words, style=style)
+        if stream:
+            resp.start_stream()
+        self.counters["prompt_tokens"] += n_prompt
+        self.inflight += 1
+        self.peak_inflight = max(self.peak_inflight, self.inflight)
+        self.streams_by_conn[resp.conn] = s
+        prefilled = self.cfg.role == "decode" and bool(
+            (body.get("kv_transfer_params") or {}).get("do_remote_prefill"))
+        s.on_done = self._done
+        self.engine.submit(s, prefilled=prefilled)
+
+    def _done(self, s: SimStream) -> None:
+        self.inflight -= 1
+        self.streams_by_conn.pop(s.resp.conn, None)
+        self.counters["generation_tokens"] += s.sent
+        self.counters["success"] += 1
+        if self.cfg.keep_truth:
+            self.truth.append(s.truth())
+
+    def on_close(self, conn) -> None:
+        s = self.streams_by_conn.pop(conn, None)
+        if s is not None and not s.done:
+            s.done = True  # client went away: free the slot, as engines abort the request
+            self.inflight -= 1
+
+    # --- observability ----------------------------------------------------------------
+    def stats(self) -> dict:
+        e = self.engine
+        return {"role": self.cfg.role, **self.counters, "inflight": self.inflight,
+                "peak_inflight": self.peak_inflight, "running": len(e.running),
+                "waiting": len(e.waiting) + len(e.prefilling), "steps": e.steps,
+                "lag_ms_max": e.lag_ns_max / 1e6}
+
+    def metrics_text(self) -> str:
+        st = self.stats()
+        name = self.cfg.served_model_names[0]
+        lab = f'{{model_name="{name}",role="{self.cfg.role}"}}'
+        rows = [
+            ("vllm:num_requests_running", "gauge", max(0, st["inflight"] - st["waiting"])),
+            ("vllm:num_requests_waiting", "gauge", st["waiting"]),
+            ("vllm:prompt_tokens_total", "counter", st["prompt_tokens"]),
+            ("vllm:generation_tokens_total", "counter", st["generation_tokens"]),
+            ("vllm:request_success_total", "counter", st["success"]),
+            ("infersweep_sim_requests_in_flight", "gauge", st["inflight"]),
+            ("infersweep_sim_requests_in_flight_peak", "gauge", st["peak_inflight"]),
+            ("infersweep_sim_requests_rejected_total", "counter", st["rejected"]),
+            ("infersweep_sim_requests_failed_total", "counter", st["failed"]),
+            ("infersweep_sim_schedule_lag_max_seconds", "gauge", st["lag_ms_max"] / 1000),
+        ]
+        out = []
+        for metric, kind, val in rows:
+            out.append(f"# TYPE {metric} {kind}\n{metric}{lab} {val}")
+        return "\n".join(out) + "\n"
+
+
+async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event | None = None):
+    app = SimServer(cfg)
+    srv = await serve(app.handle, host, port, on_close=app.on_close)
+    if ready is not None:
+        ready.set()
+    async with srv:
+        await srv.serve_forever()
