@@ -8,10 +8,10 @@ How a reference to a pinned source is recognised (documented in docs/pins-and-po
   mistaken for commits; a 40-character string always counts);
 * **reference to a source**: a commit-like string preceded, on its own line, by a mention of
   the source — one of its ``mentions`` words from the lock, case-insensitively — with no other
-  commit-like string in between (for srt-slurm: ``srt-slurm``, ``srt_slurm``, ``srtslurm``,
+  commit-like string, and no version (``v1.0.36``) followed by a clause break, in between (for srt-slurm: ``srt-slurm``, ``srt_slurm``, ``srtslurm``,
   ``srtctl``; this covers ``SRT_SLURM_COMMIT=...`` assignments, ``srt-slurm pinned at ...``
   prose and ``github.com/<owner>/srt-slurm/commit/<sha>`` links, while ``vLLM 426e59f,
-  srt-slurm v1.0.36`` does not blame the vLLM commit on srt-slurm);
+  srt-slurm v1.0.36 and aiperf be758d6`` blames neither commit on srt-slurm);
 * **structured reference**: in YAML files, a mapping whose ``name`` is one of a source's
   mentions and whose ``version`` is commit-like (the catalog's ``router: {name: atomesh,
   version: ...}``).
@@ -45,6 +45,10 @@ MAX_BYTES = 2 * 1024 * 1024
 
 COMMIT_LIKE = re.compile(r"(?<![0-9A-Za-z_])[0-9a-fA-F]{7,40}(?![0-9A-Za-z_])")
 DIGEST_PREFIX = re.compile(r"sha(256|384|512):$", re.IGNORECASE)
+# A version (v1.0.36, 1.3.0.dev2026) after a mention is that source's reference already, so a
+# commit-like string in a later clause is about something else ("v1.0.36 (abc1234)" is not).
+CLAUSE_BREAK = re.compile(r"[,;]|\s(?:and|with|plus)\s", re.IGNORECASE)
+VERSION_LIKE = re.compile(r"(?<![\w.])v?\d+\.\d+(?:\.[0-9A-Za-z]+)*(?![\w.])")
 IGNORE_PRAGMA = re.compile(r"pins:\s*ignore", re.IGNORECASE)
 CHANGELOG = "perf-changelog.yaml"  # append-only history: superseded pins stay quotable
 
@@ -144,12 +148,16 @@ def scan_text(rel: str, text: str, pins: list[Pin], lock_rel: str, report: Repor
         lower = line.lower()
         if not any(m.lower() in lower for p in pins for m in p.mentions) or _ignored(line):
             continue
+        version_ends = [v.end() for v in VERSION_LIKE.finditer(line)]
         segment_start = 0
         for m in COMMIT_LIKE.finditer(line):
             token = m.group(0)
             if not is_commit_like(token) or DIGEST_PREFIX.search(line[: m.start()]):
                 continue
-            segment = lower[segment_start:m.start()]
+            start = max([segment_start, *(
+                e for e in version_ends
+                if e <= m.start() and CLAUSE_BREAK.search(line[e:m.start()]))])
+            segment = lower[start:m.start()]
             segment_start = m.end()
             about = [p for p in pins if any(w.lower() in segment for w in p.mentions)]
             if not about:
