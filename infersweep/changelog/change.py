@@ -68,6 +68,8 @@ def load_change(root: Path, base_ref: str, head_ref: str,
     if diags:  # layout and entries are meaningless until the base part is restored
         raise InputError(diags)
     diags = check_layout(changelog, base, head, start)
+    if any(d.rule == "changelog-empty" for d in diags):
+        raise InputError(diags)
     appended, entry_diags = parse_appended(changelog, head, start)
     diags += entry_diags
     if pr_number is not None:

@@ -87,6 +87,10 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
             validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings"):
         return doc.diag(pointer, f"setting {_describe(inst)} is not of the form KEY=VALUE with a "
                         "shell-safe KEY", "KEY must match [A-Za-z_][A-Za-z0-9_]*", rule="schema")
+    if validator == "pattern" and field == "pr-link":
+        return doc.diag(pointer, f"pr-link '{inst}' is not a pull-request URL",
+                        "use https://github.com/<owner>/<repo>/pull/<number>, or the "
+                        "placeholder XXX until the pull request exists", rule="schema")
     if validator == "pattern" and field == "version":
         return doc.diag(pointer, "a component version must not be an image reference",
                         "give a release or commit SHA", rule="schema")

@@ -1,0 +1,294 @@
+"""The changelog gate and changelog matrix on real git repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.gitrepo import GitRepo
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+FIVE_PRS = ("1683", "2433", "2606", "2670", "2643")
+
+ENTRY = """- config-keys:
+    - {key}
+  description:
+    - "{text}"
+  pr-link: XXX
+"""
+
+
+def _entry(key="dsv4-fp4-mi355x-atom-disagg", text="Re-run on the new image."):
+    return ENTRY.format(key=key, text=text)
+
+
+@pytest.fixture
+def repo(tmp_path) -> GitRepo:
+    """Our own catalog and changelog committed as the base on main."""
+    r = GitRepo(tmp_path / "repo")
+    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
+    r.commit("base", files)
+    r.git("checkout", "-q", "-b", "pr")
+    return r
+
+
+def _append(repo: GitRepo, text: str, message="append") -> str:
+    current = (repo.path / "perf-changelog.yaml").read_text()
+    return repo.commit(message, {"perf-changelog.yaml": current + "\n" + text})
+
+
+def _check(run_cli, repo, *extra):
+    return run_cli("changelog", "check", "--repo", repo.path, "--base-ref", "main",
+                   "--head-ref", "HEAD", *extra)
+
+
+def test_valid_append_passes(repo, run_cli):
+    _append(repo, _entry())
+    code, out, err = _check(run_cli, repo)
+    assert code == 0, err
+    assert "1 entry appended" in out and "dsv4-fp4-mi355x-atom-disagg" in out
+
+
+def test_pr_behind_main_is_judged_against_the_merge_base(repo, run_cli):
+    _append(repo, _entry())
+    repo.git("checkout", "-q", "main")
+    _append(repo, _entry(text="Landed on main meanwhile."))
+    repo.git("checkout", "-q", "pr")
+    code, _, err = _check(run_cli, repo)
+    assert code == 0, err
+
+
+def _located(err: str, line: int, text: str) -> None:
+    assert re.search(rf"perf-changelog\.yaml:{line}:\d+: .*{re.escape(text)}", err), err
+
+
+def test_edited_line(repo, run_cli):
+    path = repo.path / "perf-changelog.yaml"
+    lines = path.read_text().splitlines(keepends=True)
+    assert "Port the" in lines[8]
+    lines[8] = lines[8].replace("Port", "Ported")
+    repo.commit("edit", {"perf-changelog.yaml": "".join(lines)})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    _located(err, 9, "existing line 9 was edited")
+    assert "restore the line exactly" in err
+
+
+def test_whitespace_only_edit_is_caught(repo, run_cli):
+    text = (repo.path / "perf-changelog.yaml").read_text().replace("\n\n", "\n  \n", 1)
+    repo.commit("ws", {"perf-changelog.yaml": text})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "whitespace changed" in err
+
+
+def test_deleted_line(repo, run_cli):
+    lines = (repo.path / "perf-changelog.yaml").read_text().splitlines(keepends=True)
+    del lines[7]
+    repo.commit("del", {"perf-changelog.yaml": "".join(lines)})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "existing line 8 was deleted" in err
+
+
+def test_entry_inserted_in_the_middle(repo, run_cli):
+    text = (repo.path / "perf-changelog.yaml").read_text()
+    marker = "- config-keys:"
+    text = text.replace(marker, _entry() + "\n" + marker, 1)
+    repo.commit("middle", {"perf-changelog.yaml": text})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "inserted before existing line" in err and "not in the middle" in err
+
+
+def test_missing_final_newline(repo, run_cli):
+    current = (repo.path / "perf-changelog.yaml").read_text()
+    repo.commit("nonl", {"perf-changelog.yaml": current + "\n" + _entry().rstrip("\n")})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "does not end with a newline" in err
+
+
+def test_two_blank_lines_between_entries(repo, run_cli):
+    current = (repo.path / "perf-changelog.yaml").read_text()
+    repo.commit("blank", {"perf-changelog.yaml": current + "\n\n" + _entry()})
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "more than one empty line" in err
+
+
+def test_glob_that_matches_nothing(repo, run_cli):
+    _append(repo, _entry(key="llama*-mi355x-*"))
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    _located(err, 16, "config key 'llama*-mi355x-*' is not in the catalog")
+    assert "no key matches this glob" in err
+
+
+def test_key_deleted_from_the_catalog_at_head(repo, run_cli):
+    master = (repo.path / "configs" / "amd-master.yaml").read_text()
+    cut = master.index("dsv4-fp4-mi355x-sglang:")
+    end = master.index("dsv4-fp4-mi355x-atom-disagg:")
+    repo.commit("drop sglang", {"configs/amd-master.yaml": master[:cut] + master[end:]})
+    _append(repo, _entry(key="dsv4-fp4-mi355x-sglang"))
+    # the working tree still has the key: the gate must judge the head ref
+    (repo.path / "configs" / "amd-master.yaml").write_text(master)
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "config key 'dsv4-fp4-mi355x-sglang' is not in the catalog at 'HEAD'" in err
+
+
+def test_mixed_append_only_and_regular(repo, run_cli):
+    _append(repo, _entry() + "  append-only: true\n\n" + _entry(key="dsv4-fp4-mi355x-atom"))
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "append-only entries cannot share a pull request with regular entries" in err
+
+
+def test_bad_entry_fields(repo, run_cli):
+    _append(repo, _entry().replace("pr-link: XXX", "pr-link: TBD") + "  evals_only: true\n")
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "unknown key 'evals_only'" in err and "did you mean 'evals-only'" in err
+    assert "pr-link 'TBD' is not a pull-request URL" in err
+
+
+def test_pr_link_must_name_this_pr(repo, run_cli):
+    _append(repo, _entry().replace(
+        "pr-link: XXX", "pr-link: https://github.com/example/infersweep/pull/7"))
+    code, _, err = _check(run_cli, repo, "--pr-number", "8")
+    assert code == 1
+    assert "another pull request than #8" in err
+    code, _, err = _check(run_cli, repo, "--pr-number", "7")
+    assert code == 0, err
+
+
+def test_nothing_appended(repo, run_cli):
+    repo.commit("no change")
+    code, _, err = _check(run_cli, repo)
+    assert code == 1
+    assert "no entries were appended" in err
+
+
+def test_unknown_ref(repo, run_cli):
+    code, _, err = run_cli("changelog", "check", "--repo", repo.path, "--base-ref", "nope",
+                           "--head-ref", "HEAD")
+    assert code == 1
+    assert "unknown git revision 'nope'" in err
+
+
+def test_matrix_for_the_disagg_entry(repo, run_cli):
+    _append(repo, _entry())
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    result = json.loads(out)
+    rows = result["multi_node"]["8k1k"]
+    assert [r["conc"] for r in rows] == [[4, 8, 16, 32, 64, 128], [256, 512, 768, 1024, 2048]]
+    assert all(len(r["recipe-fingerprint"]) == 64 for r in rows)
+    assert rows[0]["recipe-fingerprint"] != rows[1]["recipe-fingerprint"]
+    assert [r["eval-conc"] for r in result["multinode_evals"]] == [128, 2048]
+    assert result["single_node"] == {} and result["evals"] == []
+
+
+def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
+    _append(repo, _entry(key="dsv4-fp4-mi355x-*"))
+    out_file = tmp_path / "github_output"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD", "--job-outputs", "--canary")
+    assert code == 0, err
+    text = out_file.read_text()
+    assert "has-canary=true" in text
+    canary = json.loads(re.search(r"canary<<(\S+)\n(.*?)\n\1", text, re.S)[2]
+                        if "canary<<" in text else re.search(r"^canary=(.*)$", text, re.M)[1])
+    assert canary[0]["conc"] == 1  # the cheapest single-node point runs first
+    total = json.loads(out)
+    n_single = sum(len(v) for v in total["single_node"].values())
+    single = json.loads(re.search(r"^single-node=(.*)$", text, re.M)[1])
+    assert len(single) == n_single - 1  # moved to the canary, not duplicated
+    assert "| single-node " in (tmp_path / "summary.md").read_text()
+
+
+def test_append_only_runs_only_new_points(repo, run_cli):
+    master = (repo.path / "configs" / "amd-master.yaml").read_text()
+    master = master.replace("conc-list: [4, 8, 16, 32, 64, 128]",
+                            "conc-list: [2, 4, 8, 16, 32, 64, 128]")
+    repo.commit("add c2", {"configs/amd-master.yaml": master})
+    _append(repo, _entry() + "  append-only: true\n")
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    result = json.loads(out)
+    assert [r["conc"] for r in result["multi_node"]["8k1k"]] == [[2]]
+    assert result["multinode_evals"] == []
+
+
+def test_append_only_rejects_image_change(repo, run_cli):
+    master = (repo.path / "configs" / "amd-master.yaml").read_text()
+    master = master.replace("conc-list: [4, 8, 16, 32, 64, 128]",
+                            "conc-list: [2, 4, 8, 16, 32, 64, 128]")
+    master = master.replace("nightly_202609031453\n  model: deepseek-ai/DeepSeek-V4-Pro\n"
+                            "  model-prefix: dsv4\n  precision: fp4\n  framework: atom-disagg",
+                            "nightly_202610010000\n  model: deepseek-ai/DeepSeek-V4-Pro\n"
+                            "  model-prefix: dsv4\n  precision: fp4\n  framework: atom-disagg")
+    repo.commit("new image", {"configs/amd-master.yaml": master})
+    _append(repo, _entry() + "  append-only: true\n")
+    code, _, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                           "--head-ref", "HEAD")
+    assert code == 1
+    assert "may not remove or modify existing generated recipes" in err
+
+
+def _flat_digest(result: dict) -> tuple[int, str]:
+    out = []
+    for side in ("single_node", "multi_node"):
+        for fam, rows in result.get(side, {}).items():
+            out += [f"{side}/{fam}:" + json.dumps(
+                {k: v for k, v in r.items() if k != "recipe-fingerprint"}, sort_keys=True,
+                separators=(",", ":")) for r in rows]
+    for b in ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals"):
+        out += [f"{b}:" + json.dumps(r, sort_keys=True, separators=(",", ":"))
+                for r in result.get(b, [])]
+    return len(out), hashlib.sha256("\n".join(sorted(out)).encode()).hexdigest()
+
+
+@pytest.mark.parametrize(("flags", "count", "digest"), [
+    ((), 48, "955058c40296651a1b0aefce4cfb889b7f18a120dac521c90605b627a52cf36b"),
+    (("--trim-conc",), 31, "fbdc4f27ddf591ead800e719a190d46728a589907a8d4419a3fc9dabef43be89"),
+])
+def test_five_inferencex_entries_match_process_changelog(inferencex, tmp_path, run_cli, flags,
+                                                          count, digest):
+    """InferenceX's AMD catalog; its changelog minus five AMD entries, then those appended.
+
+    Expected digests: InferenceX's process_changelog output on the same change, rows
+    compared without recipe-fingerprint.
+    """
+    text = (inferencex / "perf-changelog.yaml").read_text()
+    blocks = re.split(r"(?m)^(?=- config-keys:)", text)
+    chosen = [b for b in blocks if any(f"/pull/{n}\n" in b for n in FIVE_PRS)]
+    assert len(chosen) == 5
+    base = "".join(b for b in blocks if b not in chosen)
+    repo = GitRepo(tmp_path / "ix")
+    repo.commit("base", {
+        "configs/amd-master.yaml": (inferencex / "configs" / "amd-master.yaml").read_text(),
+        "configs/runners.yaml": (inferencex / "configs" / "runners.yaml").read_text(),
+        "perf-changelog.yaml": base,
+    })
+    entries = [b.rstrip() + "\n" for b in chosen]
+    repo.commit("five", {"perf-changelog.yaml": base.rstrip("\n") + "\n\n"
+                         + "\n".join(entries)})
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref",
+                             "HEAD~1", "--head-ref", "HEAD", *flags)
+    assert code == 0, err
+    result = json.loads(out)
+    assert _flat_digest(result) == (count, digest)
+    assert len(result["changelog_metadata"]["entries"]) == 5
