@@ -14,8 +14,10 @@ a commit that was rebased away or never pushed fails here with its own message.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
@@ -81,8 +83,10 @@ def _git_env() -> dict[str, str]:
 
 
 def _last_line(text: str) -> str:
+    """git's own reason: its last ``fatal:``/``error:`` line, else its last line."""
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+    marked = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    return (marked or lines or [""])[-1]
 
 
 class _Timeout(Exception):
@@ -90,11 +94,18 @@ class _Timeout(Exception):
 
 
 def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProcess:
+    """Run git; on timeout kill its whole process group (ssh/https helpers included)."""
+    proc = subprocess.Popen(["git", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                            env=_git_env(), start_new_session=True)
     try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              timeout=max(timeout, 0.1), env=_git_env(), check=False)
+        out, err = proc.communicate(timeout=max(timeout, 0.1))
     except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         raise _Timeout() from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def verify_pin(pin: Pin, url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> Result:
