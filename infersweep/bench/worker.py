@@ -86,6 +86,8 @@ class Worker:
         delay = (self.t0 - _now()) / 1e9
         if delay > 0:
             await asyncio.sleep(delay)
+        while _now() < self.t0:  # the loop's timer may wake a little early
+            await asyncio.sleep(0.0002)
         lagmon = loop.create_task(self._lag_monitor())
         cpu0, wall0 = time.process_time(), _now()
         if self.spec.schedule is None:

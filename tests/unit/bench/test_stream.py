@@ -1,0 +1,79 @@
+import orjson
+
+from infersweep.bench.stream import StreamSink
+
+
+def chunk(text="t", usage=None, choices=True):
+    obj = {"choices": [{"index": 0, "text": text}] if choices else []}
+    if usage is not None:
+        obj["usage"] = usage
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def run(parts, status=200, chat=False):
+    s = StreamSink(chat=chat)
+    s.on_headers(status, {}, 0)
+    for i, p in enumerate(parts):
+        s.on_body(p, 1000 * (i + 1))
+    s.finish()
+    return s
+
+
+def test_success_counts_chunks_and_usage():
+    s = run([chunk(), chunk(), chunk(usage={"prompt_tokens": 5, "completion_tokens": 2},
+                                      choices=False), b"data: [DONE]\n\n"])
+    assert not s.error_class
+    assert s.chunk_t == [1000, 2000]
+    assert s.usage_out == 2 and s.usage_in == 5
+
+
+def test_missing_usage_is_an_error_not_zero_tokens():
+    s = run([chunk(), chunk(), b"data: [DONE]\n\n"])
+    assert s.error_class == "missing_usage"
+
+
+def test_error_object_mid_stream():
+    s = run([chunk(), b'data: {"object":"error","message":"boom","code":500}\n\n', chunk()])
+    assert s.error_class == "stream_error" and "boom" in s.error
+    assert len(s.chunk_t) == 1  # nothing counted after the error
+
+
+def test_error_event_type():
+    s = run([b'event: error\ndata: {"message":"overloaded"}\n\n'])
+    assert s.error_class == "stream_error"
+
+
+def test_malformed_json_is_classified():
+    s = run([b"data: {not json\n\n"])
+    assert s.error_class == "malformed_sse"
+
+
+def test_http_error_keeps_body_excerpt():
+    s = run([b'{"message":"too long"}'], status=400)
+    assert s.error_class == "http_4xx" and "too long" in s.error and "400" in s.error
+    assert run([b"x"], status=503).error_class == "http_5xx"
+
+
+def test_no_token_chunk_is_an_error():
+    s = run([chunk(usage={"completion_tokens": 0}, choices=False), b"data: [DONE]\n\n"])
+    assert s.error_class == "no_tokens"
+
+
+def test_continuous_usage_gives_tokens_per_chunk():
+    s = run([chunk(usage={"completion_tokens": 1}), chunk(usage={"completion_tokens": 4}),
+             chunk(usage={"completion_tokens": 6}), b"data: [DONE]\n\n"])
+    assert s.chunk_tok == [1, 3, 2]
+    assert s.usage_out == 6
+
+
+def test_chat_text_and_role_only_first_delta_counts_as_chunk():
+    role = b'data: {"choices":[{"index":0,"delta":{"role":"assistant"}}]}\n\n'
+    c = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n'
+    u = b'data: {"choices":[],"usage":{"completion_tokens":1,"prompt_tokens":3}}\n\n'
+    s = run([role, c, u], chat=True)
+    assert not s.error_class and len(s.chunk_t) == 2 and s.text_chunks == 1
+
+
+def test_final_event_without_blank_line_is_dispatched():
+    s = run([chunk(), b'data: {"choices":[],"usage":{"completion_tokens":1}}'])
+    assert not s.error_class and s.usage_out == 1
