@@ -177,3 +177,13 @@ def test_labels_command_lists_every_label(capsys):
         assert exc.code == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 13 and rows[0]["label"] == "full-sweep-fail-fast"
+
+
+def test_the_docs_table_names_every_label():
+    from pathlib import Path
+
+    from infersweep.policy.labels import RECOGNIZED_LABELS
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "pins-and-policy.md").read_text()
+    missing = [name for name in RECOGNIZED_LABELS if f"`{name}`" not in docs]
+    assert not missing, f"docs/pins-and-policy.md does not describe {missing}"
