@@ -7,7 +7,8 @@ every branch is covered by table-driven tests; :mod:`infersweep.policy.commands`
 Order of the rules (the first that applies gives the reason):
 
 pull_request
-  1. an action other than synchronize / ready_for_review / labeled / unlabeled -> skip
+  1. an action other than opened / reopened / synchronize / ready_for_review / labeled /
+     unlabeled (e.g. edited, closed) -> skip
   2. a labeled/unlabeled event for a label that does not change the sweep -> skip
      (unrelated and scheduling-only labels never restart a running sweep)
   3. draft -> skip (``ready_for_review`` starts it later)
@@ -35,7 +36,7 @@ from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.policy import labels as L
 
 PR_EVENTS = ("pull_request",)
-PR_ACTIONS = ("synchronize", "ready_for_review", "labeled", "unlabeled")
+PR_ACTIONS = ("opened", "reopened", "synchronize", "ready_for_review", "labeled", "unlabeled")
 LABEL_ACTIONS = ("labeled", "unlabeled")
 ZERO_SHA = "0" * 40
 

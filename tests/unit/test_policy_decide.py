@@ -39,7 +39,7 @@ MODIFIER_SETS = [(), ("all-evals",), ("evals-only",), ("agentx-fast",),
                  ("all-evals", "evals-only"), ("skip_queue",)]
 ACTED = list(TABLE) + list(MODIFIERS) + list(SCHEDULING) + [UNRELATED]
 PR_EVENT_KINDS = ([("synchronize", ""), ("ready_for_review", ""), ("opened", ""),
-                   ("reopened", "")]
+                   ("reopened", ""), ("edited", ""), ("closed", "")]
                   + [("labeled", lab) for lab in ACTED] + [("unlabeled", lab) for lab in ACTED])
 
 
@@ -75,7 +75,8 @@ def expected(s: Scenario) -> dict:
     """The spec, restated: what each scenario must decide."""
     on = set(s.labels)
     sweep_changing = set(TABLE) | set(MODIFIERS)
-    relevant = s.action in ("synchronize", "ready_for_review", "labeled", "unlabeled")
+    relevant = s.action in ("opened", "reopened", "synchronize", "ready_for_review",
+                            "labeled", "unlabeled")
     if s.action in ("labeled", "unlabeled") and s.acted not in sweep_changing:
         relevant = False
     out = {"check-changelog": relevant and not s.draft, "supersedes-active": relevant,
@@ -299,9 +300,11 @@ def test_push_to_main_runs_even_with_skip_sweep():
     assert "ignored" in d.reason and d.diff_base == ""  # a new branch has no 'before'
 
 
-def test_opened_does_not_start_a_sweep():
-    d = _pr("opened", labels=["full-sweep-fail-fast"])
-    assert d.decision == "skip" and "opened" in d.reason
+def test_opened_with_a_primary_label_runs_and_edits_do_not():
+    assert _pr("opened", labels=["full-sweep-fail-fast"]).decision == "run"
+    assert _pr("reopened", labels=["full-sweep-fail-fast"]).decision == "run"
+    d = _pr("edited", labels=["full-sweep-fail-fast"])
+    assert d.decision == "skip" and "edited" in d.reason and not d.supersedes_active
 
 
 def test_pull_request_without_pull_request_object_is_bad_input():
