@@ -311,6 +311,7 @@ def decide(f: EventFacts) -> Decision:
             return _skip(d, f"push to '{branch}'; only pushes to '{f.default_branch}' run the "
                             "sweep")
         d.mode = L.Mode.FULL.value
+        d.check_changelog = True
         note = f" ({L.SKIP_SWEEP_MARKER} is ignored on '{branch}')" if d.skip_sweep_marker else ""
         return _run(d, f"push to '{branch}': full changelog matrix, no canary, no fail-fast, "
                        f"default evals{note}")
@@ -335,6 +336,7 @@ def decide(f: EventFacts) -> Decision:
         d.labels = sorted({primary, *words})
         _apply_labels(d, primary, set(words))
         d.stageable = False  # staging and reuse accept only PR runs
+        d.check_changelog = True
         return _run(d, f"manual dispatch with '{primary}': {_describe(d)}")
 
     d.concurrency_group = f"sweep-{f.event}-{run_suffix}"

@@ -142,8 +142,9 @@ def test_every_push_combination(branch, marker):
         assert (d["diff-base"], d["diff-head"]) == (BASE, HEAD)
     else:
         assert d["decision"] == "skip" and d["mode"] == "none"
+    assert d["check-changelog"] is (branch == "main")  # pre-flight before any GPU job
     for flag in ("canary", "fail-fast", "all-evals", "evals-only", "agentx-fast", "stageable",
-                 "trim-conc", "supersedes-active", "check-changelog"):
+                 "trim-conc", "supersedes-active"):
         assert d[flag] is False, flag
     assert d["skip-sweep-marker"] is marker
 
@@ -166,6 +167,7 @@ def test_every_workflow_dispatch_combination(label, modifiers):
     assert d["decision"] == "run"
     assert (d["mode"], d["canary"], d["fail-fast"]) == (matrix, canary, fail_fast)
     assert d["stageable"] is False  # only PR runs are staged
+    assert d["check-changelog"] is True
     assert d["evals-only"] is ("evals-only" in modifiers)
     assert d["skip-queue"] is ("skip_queue" in modifiers)
     assert d["diff-head"] == HEAD and d["concurrency-group"] == "sweep-dispatch-5"
