@@ -25,6 +25,8 @@ JOB_OUTPUTS = {
     "agentic-evals": "single-node agentic eval rows",
     "multinode-evals": "multi-node fixed-seq-len eval rows",
     "multinode-agentic-evals": "multi-node agentic eval rows",
+    "canary-single-node": "the single-node canary point, run before everything else",
+    "canary-multi-node": "the multi-node canary point, when no single-node point exists",
 }
 FINGERPRINT_IGNORES = frozenset({"conc", "exp-name", "recipe-fingerprint", "run-eval",
                                  "eval-only", "eval-conc", "eval-all-concs"})

@@ -16,8 +16,10 @@ from infersweep.changelog.process import Modifiers, build_matrix
 
 def _refs(f):
     for option in reversed([
-        click.option("--base-ref", required=True, help="The PR's base (e.g. origin/main)."),
-        click.option("--head-ref", required=True, help="The PR's head commit."),
+        click.option("--base-ref", help="The PR's base (e.g. origin/main)."),
+        click.option("--head-ref", help="The PR's head commit."),
+        click.option("--decision", "decision_json", metavar="JSON",
+                     help="A `policy decide` decision; supplies refs and modifiers."),
         click.option("--changelog-file", default=CHANGELOG, show_default=True),
         click.option("--repo", "root", type=click.Path(path_type=Path, file_okay=False),
                      default=Path("."), help="Repository root (default: current directory)."),
@@ -33,6 +35,21 @@ def changelog():
     """The append-only perf changelog: gate a PR, build its sweep matrix."""
 
 
+def _from_decision(decision_json, base_ref, head_ref):
+    """(base, head, decision dict) from explicit refs or a policy decision."""
+    decision = {}
+    if decision_json:
+        try:
+            decision = json.loads(decision_json)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"not JSON: {exc}", param_hint="--decision") from None
+        base_ref = base_ref or decision.get("diff-base")
+        head_ref = head_ref or decision.get("diff-head")
+    if not base_ref or not head_ref:
+        raise click.UsageError("give --base-ref and --head-ref (or a --decision that has them)")
+    return base_ref, head_ref, decision
+
+
 def _warn(change):
     for w in change.warnings:
         click.echo(f"warning: {w}", err=True)
@@ -40,8 +57,10 @@ def _warn(change):
 
 @changelog.command()
 @_refs
-def check(base_ref, head_ref, changelog_file, root, pr_number):
+def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
     """Fail unless the head only appends valid entries whose keys exist at the head."""
+    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+    pr_number = pr_number or decision.get("pr-number")
     change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
     _warn(change)
     rows = [[change.appended.doc.locate((i,))[0], ", ".join(keys),
@@ -65,9 +84,14 @@ def check(base_ref, head_ref, changelog_file, root, pr_number):
               help="Split off the cheapest throughput point to run first (job outputs).")
 @click.option("--job-outputs", is_flag=True,
               help="Also write one row list per run-sweep job to $GITHUB_OUTPUT.")
-def matrix(base_ref, head_ref, changelog_file, root, pr_number, trim_conc, all_evals,
-           evals_only, canary, job_outputs):
+def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, trim_conc,
+           all_evals, evals_only, canary, job_outputs):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout)."""
+    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+    trim_conc = trim_conc or bool(decision.get("trim-conc"))
+    all_evals = all_evals or bool(decision.get("all-evals"))
+    evals_only = evals_only or bool(decision.get("evals-only"))
+    canary = canary or bool(decision.get("canary"))
     change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
     _warn(change)
     result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
@@ -75,13 +99,12 @@ def matrix(base_ref, head_ref, changelog_file, root, pr_number, trim_conc, all_e
     if job_outputs:
         outputs = buckets.job_outputs(result)
         first = buckets.take_canary(outputs) if canary else None
+        side = "multi-node" if first and first.get("prefill") is not None else "single-node"
+        outputs[f"canary-{side}"] = [first] if first else []
         values = {name: json.dumps(rows, separators=(",", ":")) for name, rows in outputs.items()}
         values |= {f"has-{name}": str(bool(rows)).lower() for name, rows in outputs.items()}
-        values["canary"] = json.dumps([first] if first else [], separators=(",", ":"))
-        values["has-canary"] = str(first is not None).lower()
         values["changelog-metadata"] = json.dumps(result["changelog_metadata"])
         ghactions.set_outputs(values)
         summary = [[name, len(rows)] for name, rows in outputs.items()]
-        summary.append(["canary", 1 if first else 0])
         ghactions.add_summary("### Sweep matrix\n\n" + tabulate(
             summary, headers=["job", "rows"], tablefmt="github"))

@@ -36,7 +36,8 @@ def worker(block: dict, max_ep: int | None = None) -> dict:
     }
     if "hardware" in block:
         out["hardware"] = block["hardware"]
-    out["additional-settings"] = list(block.get("additional-settings") or [])
+    if "additional-settings" in block:
+        out["additional-settings"] = list(block["additional-settings"])
     return out
 
 
@@ -220,7 +221,7 @@ def normalise(row: dict) -> dict:
     out = {k: merged[k] for k in order if k in merged}
     for role in ("prefill", "decode"):
         if role in out:
-            w = out[role]
+            w = {"additional-settings": [], **out[role]}
             out[role] = {k: w[k] for k in _WORKER_ORDER if k in w}
     out.update((k, v) for k, v in merged.items() if k not in out)
     return out

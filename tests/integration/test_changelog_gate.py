@@ -207,9 +207,8 @@ def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
                              "--head-ref", "HEAD", "--job-outputs", "--canary")
     assert code == 0, err
     text = out_file.read_text()
-    assert "has-canary=true" in text
-    canary = json.loads(re.search(r"canary<<(\S+)\n(.*?)\n\1", text, re.S)[2]
-                        if "canary<<" in text else re.search(r"^canary=(.*)$", text, re.M)[1])
+    assert "has-canary-single-node=true" in text and "has-canary-multi-node=false" in text
+    canary = json.loads(re.search(r"^canary-single-node=(.*)$", text, re.M)[1])
     assert canary[0]["conc"] == 1  # the cheapest single-node point runs first
     total = json.loads(out)
     n_single = sum(len(v) for v in total["single_node"].values())

@@ -27,9 +27,9 @@ def _digest(rows: list[dict]) -> str:
 @pytest.mark.parametrize("case", DIGESTS["cases"], ids=lambda c: c["name"])
 def test_rows_identical_to_inferencex(case, inferencex, run_cli):
     configs = inferencex / "configs"
-    code, out, err = run_cli("matrix", *case["args"], "--config-files",
-                             configs / "amd-master.yaml", "--runner-config",
-                             configs / "runners.yaml")
+    catalogs = [configs / name for name in case.get("catalogs", ["amd-master.yaml"])]
+    code, out, err = run_cli("matrix", *case["args"], "--config-files", *catalogs,
+                             "--runner-config", configs / "runners.yaml")
     assert code == 0, err
     rows = json.loads(out)
     assert len(rows) == case["rows"]
