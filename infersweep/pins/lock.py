@@ -88,11 +88,17 @@ def sha_problem(value: object) -> tuple[str, str, str] | None:
             "pin a commit, not a branch or tag name; put the branch or tag in 'ref:'")
 
 
+def _text(value: object) -> str:
+    if value is None or isinstance(value, (dict, list, bool)):
+        return ""
+    return str(value)
+
+
 def _pin(doc: YamlDoc, name: str, entry: dict) -> Pin:
     line, col = doc.locate(("runtimes", name, "commit"))
     mentions = entry.get("mentions") or [name]
     return Pin(name=name, repository=str(entry.get("repository", "")),
-               commit=entry.get("commit") if isinstance(entry.get("commit"), str) else "",
+               commit=_text(entry.get("commit")),
                ref=str(entry.get("ref", "") or ""), recipe_dialect=entry.get("recipe-dialect"),
                mentions=tuple(str(m) for m in mentions), verify=bool(entry.get("verify", True)),
                description=str(entry.get("description", "") or "").strip(),
