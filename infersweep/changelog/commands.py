@@ -9,6 +9,7 @@ import click
 from tabulate import tabulate
 
 from infersweep import ghactions
+from infersweep.atomic import write_atomic
 from infersweep.changelog import buckets
 from infersweep.changelog.change import CHANGELOG, load_change
 from infersweep.changelog.process import Modifiers, build_matrix
@@ -84,8 +85,10 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
               help="Split off the cheapest throughput point to run first (job outputs).")
 @click.option("--job-outputs", is_flag=True,
               help="Also write one row list per run-sweep job to $GITHUB_OUTPUT.")
+@click.option("--metadata-out", type=click.Path(path_type=Path),
+              help="Write the changelog metadata (for ingestion) to this file.")
 def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, trim_conc,
-           all_evals, evals_only, canary, job_outputs):
+           all_evals, evals_only, canary, job_outputs, metadata_out):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout)."""
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
@@ -96,6 +99,8 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, t
     _warn(change)
     result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
     click.echo(json.dumps(result, separators=(",", ":")))
+    if metadata_out:
+        write_atomic(metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n")
     if job_outputs:
         outputs = buckets.job_outputs(result)
         first = buckets.take_canary(outputs) if canary else None
@@ -103,7 +108,6 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, t
         outputs[f"canary-{side}"] = [first] if first else []
         values = {name: json.dumps(rows, separators=(",", ":")) for name, rows in outputs.items()}
         values |= {f"has-{name}": str(bool(rows)).lower() for name, rows in outputs.items()}
-        values["changelog-metadata"] = json.dumps(result["changelog_metadata"])
         ghactions.set_outputs(values)
         summary = [[name, len(rows)] for name, rows in outputs.items()]
         ghactions.add_summary("### Sweep matrix\n\n" + tabulate(
