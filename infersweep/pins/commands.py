@@ -97,7 +97,9 @@ _HINTS = {
 @click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=1),
               help="Seconds allowed per pin.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
-def verify(root, lock, remotes, only, timeout, as_json):
+@click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
+              help="Append a markdown table here (default: $GITHUB_STEP_SUMMARY).")
+def verify(root, lock, remotes, only, timeout, as_json, step_summary):
     """Prove each pinned commit is fetchable from its remote (scratch repo, shallow fetch by
     SHA, cat-file), before any GPU job depends on it."""
     from infersweep.pins.lock import sha_problem
@@ -112,6 +114,8 @@ def verify(root, lock, remotes, only, timeout, as_json):
 
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in results], indent=2))
+    if step_summary:
+        _write_summary(step_summary, results)
     problems = []
     for pin, r in zip(selected, results, strict=True):
         if not as_json:
@@ -131,6 +135,16 @@ def verify(root, lock, remotes, only, timeout, as_json):
     if not as_json:
         ok = sum(1 for r in results if r.status == OK)
         click.echo(f"pins verify: {ok} of {len(results)} pinned commits fetchable")
+
+
+def _write_summary(path: str, results) -> None:
+    lines = ["### Pinned commits", "", "| pin | commit | repository | result |", "|---|---|---|---|"]
+    for r in results:
+        verdict = "✅ fetchable" if r.status == "ok" else (
+            "⏭️ skipped" if r.ok else f"❌ {r.message}".replace("|", "\\|"))
+        lines.append(f"| `{r.name}` | `{r.commit or '-'}` | {r.repository} | {verdict} |")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n\n")
 
 
 @pins.command()

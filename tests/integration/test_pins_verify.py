@@ -9,6 +9,7 @@ malformed SHA, a remote that does not exist, and one that never answers.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import textwrap
 import time
@@ -32,6 +33,13 @@ from infersweep.pins.verify import (
 )
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _no_actions_summary(monkeypatch):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)  # when the suite runs in Actions
+    for var in [v for v in os.environ if v.startswith("INFERSWEEP_PIN_URL_")]:
+        monkeypatch.delenv(var)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -204,7 +212,9 @@ def run(args) -> int:
     return 0
 
 
-def test_cli_all_pins_fetchable(remote, tmp_path, capsys):
+def test_cli_all_pins_fetchable(remote, tmp_path, capsys, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     lock = write_lock(tmp_path, remote.tip, remote.tagged)
     code = run(["--lock", str(lock), "--remote", f"srt-slurm={remote.url}",
                 "--remote", f"atom={remote.url}", "--timeout", "30"])
@@ -212,6 +222,7 @@ def test_cli_all_pins_fetchable(remote, tmp_path, capsys):
     assert code == 0, out
     assert "pins verify: 2 of 2 pinned commits fetchable" in out
     assert f"ok    srt-slurm    {remote.tip[:12]}" in out
+    assert f"| `srt-slurm` | `{remote.tip}` | {remote.url} | ✅ fetchable |" in summary.read_text()
 
 
 def test_cli_reports_each_failure_at_its_lock_line(remote, tmp_path, capsys):
