@@ -1,0 +1,279 @@
+"""Client fidelity benchmark: how faithfully and cheaply a client measures a streaming server.
+
+The ground truth is the engine simulator in its fixed-schedule mode (first token after 50 ms,
+then one single-token chunk every ``--itl-ms`` on absolute deadlines), pinned to core 0; it
+records when it wrote every chunk. The client under test runs pinned to core 1, closed loop at
+concurrency C, ~1,024 input / 256 output tokens, ignore-eos, N = max(4C, 200) requests.
+
+Reported vs true: pooled per-gap ITL (mean, p99), mean TTFT, achieved tokens/s, true chunks/s,
+server-side concurrency (time average over the run window) and client CPU per 1,000 chunks.
+
+    python benchmarks/perf/client_fidelity.py --conc 64 256 1024 --conc-40ms 2048 \
+        [--peers-venv /path/to/venv --peers aiperf guidellm]
+
+Peers (aiperf, guidellm) run from a separate virtualenv with an offline word-level tokenizer
+built by ``fidelity_tokenizer.py`` (the simulator counts whitespace words, so counts agree).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ISL, OSL, TTFT_MS = 1024, 256, 50.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pin(core: int) -> list[str]:
+    return ["taskset", "-c", str(core)] if shutil.which("taskset") and os.cpu_count() > 1 else []
+
+
+def http(url: str, data: bytes | None = None, timeout: float = 60) -> bytes:
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.read()
+
+
+class Server:
+    def __init__(self, itl_ms: float):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [*pin(0), sys.executable, "-m", "infersweep", "sim", "serve", "--port", str(self.port),
+             "--served-model-name", "m", "--max-num-seqs", "100000", "--max-model-len", "100000",
+             "--fixed-ttft-ms", str(TTFT_MS), "--fixed-itl-ms", str(itl_ms)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                http(self.url + "/health", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("ground-truth server did not start")
+
+    def reset(self) -> None:
+        http(self.url + "/debug/reset", b"")
+
+    def truth(self) -> list[dict]:
+        rows = [json.loads(x) for x in http(self.url + "/debug/timings").splitlines()]
+        return [r for r in rows if r["completion_tokens"] == OSL]  # drop probes/warm-ups
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def truth_stats(rows: list[dict]) -> dict:
+    gaps = np.concatenate([np.diff(np.asarray(r["send_ns"], dtype=np.int64)) for r in rows]) / 1e6
+    ttft = np.array([(r["send_ns"][0] - r["arrival_ns"]) / 1e6 for r in rows])
+    t0 = min(r["arrival_ns"] for r in rows)
+    t1 = max(r["send_ns"][-1] for r in rows)
+    window = (t1 - t0) / 1e9
+    chunks = sum(len(r["send_ns"]) for r in rows)
+    busy = sum(r["send_ns"][-1] - r["arrival_ns"] for r in rows) / 1e9
+    # peak concurrency from arrival/last-send events
+    ev = sorted([(r["arrival_ns"], 1) for r in rows] + [(r["send_ns"][-1], -1) for r in rows])
+    cur = peak = 0
+    for _, d in ev:
+        cur += d
+        peak = max(peak, cur)
+    return {"itl_mean": float(gaps.mean()), "itl_p99": float(np.percentile(gaps, 99)),
+            "ttft_mean": float(ttft.mean()), "chunks": chunks, "window_s": window,
+            "chunks_per_s": chunks / window, "conc_avg": busy / window, "conc_peak": peak,
+            "requests": len(rows)}
+
+
+def run_ours(url: str, conc: int, n: int, workers: int, out: Path) -> dict:
+    cmd = [*pin(1), sys.executable, "-m", "infersweep", "bench", "serve", "--backend", "openai",
+           "--base-url", url, "--model", "m", "--dataset-name", "random",
+           "--random-input-len", str(ISL), "--random-output-len", str(OSL),
+           "--random-range-ratio", "1.0", "--num-prompts", str(n), "--max-concurrency", str(conc),
+           "--request-rate", "inf", "--ignore-eos", "--num-workers", str(workers),
+           "--save-result", "--result-dir", str(out), "--result-filename", "ours.json",
+           "--no-save-records", "--disable-tqdm"]
+    cpu0 = _child_cpu()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cpu = _child_cpu() - cpu0
+    r = json.loads((out / "ours.json").read_text())
+    c = r["infersweep"]["client"]
+    return {"itl_mean": r["mean_itl_ms"], "itl_p99": r["p99_itl_ms"], "ttft_mean": r["mean_ttft_ms"],
+            "tok_s": r["output_throughput"], "completed": r["completed"],
+            "cpu_window_s": c["cpu_s"], "cpu_exit_s": cpu, "loop_lag_p99_ms": c["loop_lag_p99_ms"],
+            "per_request_itl": False}
+
+
+def run_aiperf(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
+    art = out / "aiperf"
+    cmd = [*pin(1), str(venv / "bin" / "aiperf"), "profile", "--model", "m", "--url", url,
+           "--endpoint-type", "completions", "--streaming", "--tokenizer", str(tok),
+           "--concurrency", str(conc), "--request-count", str(n),
+           "--synthetic-input-tokens-mean", str(ISL), "--synthetic-input-tokens-stddev", "0",
+           "--output-tokens-mean", str(OSL), "--output-tokens-stddev", "0",
+           "--extra-inputs", "ignore_eos:true", "--use-server-token-count",
+           "--warmup-request-count", "0", "--artifact-dir", str(art), "--ui-type", "none",
+           "--workers-max", "1"]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    cpu0 = _child_cpu()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    cpu = _child_cpu() - cpu0
+    found = glob.glob(str(art / "**" / "profile_export_aiperf.json"), recursive=True)
+    if p.returncode != 0 or not found:
+        raise RuntimeError(f"aiperf failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
+    m = json.loads(Path(found[0]).read_text())
+    rec = m.get("records", m)
+
+    def g(name, stat):
+        v = rec.get(name) or {}
+        return v.get(stat) if isinstance(v, dict) else None
+
+    return {"itl_mean": g("inter_token_latency", "avg"), "itl_p99": g("inter_token_latency", "p99"),
+            "icl_p99": g("inter_chunk_latency", "p99"),
+            "ttft_mean": g("time_to_first_token", "avg"),
+            "tok_s": g("output_token_throughput", "avg"),
+            "completed": g("request_count", "avg"), "cpu_exit_s": cpu, "per_request_itl": True}
+
+
+def run_guidellm(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
+    res = out / "guidellm.json"
+    data = json.dumps({"prompt_tokens": ISL, "output_tokens": OSL})
+    cmd = [*pin(1), str(venv / "bin" / "guidellm"), "benchmark", "run", "--target", url,
+           "--model", "m", "--processor", str(tok), "--data", data,
+           "--profile", "concurrent", "--rate", str(conc), "--max-requests", str(n),
+           "--output-path", str(res), "--request-type", "text_completions",
+           "--backend-kwargs", json.dumps({"extras": {"body": {"ignore_eos": True}}})]
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GUIDELLM__LOGGING__DISABLED="true")
+    cpu0 = _child_cpu()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    cpu = _child_cpu() - cpu0
+    if p.returncode != 0 or not res.exists():
+        raise RuntimeError(f"guidellm failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
+    b = json.loads(res.read_text())["benchmarks"][0]["metrics"]
+
+    def g(name, stat):
+        v = b.get(name, {}).get("successful", {})
+        return v.get(stat) if stat != "p99" else v.get("percentiles", {}).get("p99")
+
+    return {"itl_mean": g("inter_token_latency_ms", "mean"), "itl_p99": g("inter_token_latency_ms", "p99"),
+            "ttft_mean": g("time_to_first_token_ms", "mean"),
+            "tok_s": g("output_tokens_per_second", "mean"), "cpu_exit_s": cpu,
+            "per_request_itl": True}
+
+
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def per_request_truth(rows: list[dict]) -> dict:
+    """Per-request mean ITL (last-first)/(n-1), the statistic peers headline as 'ITL'."""
+    per = np.array([(r["send_ns"][-1] - r["send_ns"][0]) / 1e6 / (len(r["send_ns"]) - 1) for r in rows])
+    return {"itl_mean": float(per.mean()), "itl_p99": float(np.percentile(per, 99))}
+
+
+def one(client: str, conc: int, itl_ms: float, args, tmp: Path) -> dict:
+    n = args.num_prompts or max(4 * conc, 200)
+    srv = Server(itl_ms)
+    try:
+        srv.reset()
+        if client == "infersweep":
+            workers = args.workers_2048 if conc >= 2048 else 1
+            rep = run_ours(srv.url, conc, n, workers, tmp)
+            rep["client"] = f"infersweep ({workers} proc)"
+        elif client == "aiperf":
+            rep = run_aiperf(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
+            rep["client"] = "aiperf"
+        else:
+            rep = run_guidellm(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
+            rep["client"] = "guidellm"
+        rows = srv.truth()
+    finally:
+        srv.stop()
+    if not rows:
+        raise RuntimeError(f"{client}: the server recorded no complete request")
+    truth = truth_stats(rows)
+    if rep.get("per_request_itl"):
+        truth.update({f"per_req_{k}": v for k, v in per_request_truth(rows).items()})
+    return {"conc": conc, "itl_ms": itl_ms, "n": n, "report": rep, "truth": truth}
+
+
+def row(res: dict) -> str:
+    r, t = res["report"], res["truth"]
+    base_itl = (t.get("per_req_itl_mean", t["itl_mean"]), t.get("per_req_itl_p99", t["itl_p99"])) \
+        if r.get("per_request_itl") else (t["itl_mean"], t["itl_p99"])
+
+    def err(a, b):
+        return f"{100 * (a - b) / b:+.1f}" if a is not None else "n/a"
+
+    cpu_w = r.get("cpu_window_s")
+    per1k_w = f"{1000 * cpu_w / t['chunks']:.4f}" if cpu_w is not None else "-"
+    per1k_x = f"{1000 * r['cpu_exit_s'] / t['chunks']:.4f}"
+    star = "*" if r.get("per_request_itl") else ""
+    return (f"| {r['client']} | {res['conc']} | {res['itl_ms']:g} | {res['n']} | "
+            f"{base_itl[0]:.2f} / {base_itl[1]:.2f}{star} | "
+            f"{(r['itl_mean'] or 0):.2f} / {(r['itl_p99'] or 0):.2f} | "
+            f"{err(r['itl_mean'], base_itl[0])} / {err(r['itl_p99'], base_itl[1])} | "
+            f"{t['ttft_mean']:.1f} | {(r['ttft_mean'] or 0):.1f} | "
+            f"{(r['ttft_mean'] or 0) - t['ttft_mean']:+.1f} | {(r['tok_s'] or 0):.0f} | "
+            f"{t['chunks_per_s']:.0f} | {t['conc_avg']:.0f} / {t['conc_peak']} | "
+            f"{per1k_w} ({per1k_x}) | {r.get('loop_lag_p99_ms', float('nan')):.1f} |")
+
+
+HEADER = ("| client | C | true ITL ms | N | true ITL mean / p99 | reported ITL mean / p99 | "
+          "ITL err % mean / p99 | true TTFT | rep. TTFT | TTFT err ms | rep. tok/s | "
+          "true chunks/s | server conc. avg / peak | CPU s/1k chunks (to exit) | loop lag p99 ms |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--conc", type=int, nargs="*", default=[64, 256, 1024])
+    ap.add_argument("--conc-40ms", type=int, nargs="*", default=[2048])
+    ap.add_argument("--itl-ms", type=float, default=20.0)
+    ap.add_argument("--num-prompts", type=int, default=0, help="override N = max(4C, 200)")
+    ap.add_argument("--workers-2048", type=int, default=2)
+    ap.add_argument("--peers", nargs="*", default=[], choices=["aiperf", "guidellm"])
+    ap.add_argument("--peer-conc", type=int, nargs="*", default=[256])
+    ap.add_argument("--peers-venv", default=None)
+    ap.add_argument("--tokenizer-dir", default=None)
+    ap.add_argument("--json-out", default=None)
+    args = ap.parse_args()
+    results = []
+    cases = [("infersweep", c, args.itl_ms) for c in args.conc]
+    cases += [("infersweep", c, 40.0) for c in args.conc_40ms]
+    cases += [(p, c, args.itl_ms) for p in args.peers for c in args.peer_conc]
+    print(HEADER, flush=True)
+    for client, conc, itl in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                res = one(client, conc, itl, args, Path(tmp))
+            except (RuntimeError, subprocess.CalledProcessError) as exc:
+                print(f"| {client} | {conc} | {itl:g} | failed: {str(exc)[:400]!r} |", flush=True)
+                results.append({"client": client, "conc": conc, "error": str(exc)})
+                continue
+        results.append(res)
+        print(row(res), flush=True)
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
