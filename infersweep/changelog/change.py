@@ -108,6 +108,6 @@ def _check_links(appended: Appended, pr_number: int) -> list[Diagnostic]:
         if not link.endswith(f"/pull/{pr_number}"):
             out.append(appended.doc.diag((i, "pr-link"), f"pr-link points at another pull "
                                          f"request than #{pr_number}",
-                                         f"use this pull request's URL or the placeholder XXX",
+                                         "use this pull request's URL or the placeholder XXX",
                                          rule="changelog-link"))
     return out
