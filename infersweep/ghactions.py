@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import os
-import uuid
+import secrets
 
 
-def _append(env: str, text: str) -> bool:
-    path = os.environ.get(env)
+def format_output(name: str, value: str, *, multiline: bool = False) -> str:
+    """One ``$GITHUB_OUTPUT`` entry: ``name=value``, or the delimiter form for multi-line
+    (or explicitly ``multiline``) values, with a delimiter that cannot occur in the value."""
+    if not multiline and "\n" not in value and "\r" not in value:
+        return f"{name}={value}\n"
+    delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
+    while delimiter in value:  # pragma: no cover - astronomically unlikely
+        delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+def _append(path: str | None, env: str, text: str) -> bool:
+    path = path or os.environ.get(env)
     if not path:
         return False
     with open(path, "a", encoding="utf-8") as fh:
@@ -15,18 +26,12 @@ def _append(env: str, text: str) -> bool:
     return True
 
 
-def set_outputs(values: dict[str, str]) -> bool:
-    """Append ``name=value`` pairs to $GITHUB_OUTPUT (multi-line values use a delimiter)."""
-    chunks = []
-    for name, value in values.items():
-        if "\n" in value:
-            delim = f"EOF_{uuid.uuid4().hex}"
-            chunks.append(f"{name}<<{delim}\n{value}\n{delim}\n")
-        else:
-            chunks.append(f"{name}={value}\n")
-    return _append("GITHUB_OUTPUT", "".join(chunks))
+def set_outputs(values: dict[str, str], path: str | None = None) -> bool:
+    """Append outputs to ``path`` (default ``$GITHUB_OUTPUT``); False when there is none."""
+    return _append(path, "GITHUB_OUTPUT",
+                   "".join(format_output(k, v) for k, v in values.items()))
 
 
-def add_summary(markdown: str) -> bool:
-    """Append markdown to the job's step summary."""
-    return _append("GITHUB_STEP_SUMMARY", markdown.rstrip("\n") + "\n\n")
+def add_summary(markdown: str, path: str | None = None) -> bool:
+    """Append markdown to the step summary (default ``$GITHUB_STEP_SUMMARY``)."""
+    return _append(path, "GITHUB_STEP_SUMMARY", markdown.rstrip("\n") + "\n\n")

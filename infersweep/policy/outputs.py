@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import secrets
 from typing import Any
 
+from infersweep.ghactions import format_output
 from infersweep.policy.decide import Decision
 
 
@@ -19,21 +19,13 @@ def _scalar(value: Any) -> str:
     return str(value)
 
 
-def _entry(key: str, text: str, multiline: bool) -> str:
-    if not multiline and "\n" not in text and "\r" not in text:
-        return f"{key}={text}\n"
-    delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
-    while delimiter in text:  # pragma: no cover - astronomically unlikely
-        delimiter = f"ghadelimiter_{secrets.token_hex(8)}"
-    return f"{key}<<{delimiter}\n{text}\n{delimiter}\n"
-
-
 def github_output(decision: Decision) -> str:
     """``key=value`` lines (JSON values in the heredoc form) plus ``decision-json``."""
     out = []
     for key, value in decision.to_dict().items():
-        out.append(_entry(key, _scalar(value), isinstance(value, (list, dict))))
-    out.append(_entry("decision-json", json.dumps(decision.to_dict(), sort_keys=True), True))
+        out.append(format_output(key, _scalar(value), multiline=isinstance(value, (list, dict))))
+    out.append(format_output("decision-json", json.dumps(decision.to_dict(), sort_keys=True),
+                             multiline=True))
     return "".join(out)
 
 
