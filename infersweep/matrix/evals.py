@@ -94,40 +94,36 @@ def mark(rows: list[dict], *, include_agentic: bool) -> None:
 def mark_all(rows: list[dict]) -> list[tuple[int, dict]]:
     """Every eligible row evaluates; multi-node rows of one topology merge into one row.
 
-    Returns (index of the source row, row) pairs so callers can keep per-row context.
+    Fixed-sequence multi-node rows evaluate every concurrency of the merged curve
+    (``eval-all-concs``); agentic ones only its highest (``eval-conc``), as SWE-bench runs
+    one concurrency. Returns (index of the source row, row) pairs so callers can keep
+    per-row context.
     """
     out: list[tuple[int, dict]] = []
     merged: dict[str, dict] = {}
     for index, row in enumerate(rows):
-        if _is_agentic(row):
-            if _is_multi(row):
-                key = _topology(row)
-                if key in merged:
-                    target = merged[key]
-                    target["conc"] = sorted(set(target["conc"]) | set(row["conc"]))
-                    target["eval-conc"] = max(target["conc"])
-                    continue
-                row = dict(row, conc=sorted(set(row["conc"])), **{"run-eval": True})
-                row["eval-conc"] = max(row["conc"])
-                merged[key] = row
-            else:
-                row["run-eval"] = True
+        agentic = _is_agentic(row)
+        if not agentic and not _is_eval_seq(row):
+            out.append((index, row))  # never evaluated; dropped by the eval-only filter
+            continue
+        if not _is_multi(row):
+            row["run-eval"] = True
             out.append((index, row))
-        elif _is_eval_seq(row):
-            if _is_multi(row):
-                key = _topology(row)
-                if key in merged:
-                    target = merged[key]
-                    target["conc"] = sorted(set(target["conc"]) | set(row["conc"]))
-                    continue
-                row = {k: v for k, v in row.items() if k != "eval-conc"}
-                row["conc"] = sorted(set(row["conc"]))
-                row["run-eval"] = True
-                row["eval-all-concs"] = True
-                merged[key] = row
-            else:
-                row["run-eval"] = True
-            out.append((index, row))
+            continue
+        key = _topology(row)
+        target = merged.get(key)
+        if target is not None:
+            target["conc"] = sorted(set(target["conc"]) | set(row["conc"]))
+            if agentic:
+                target["eval-conc"] = max(target["conc"])
+            continue
+        row = {k: v for k, v in row.items() if k != "eval-conc"}
+        row["conc"] = sorted(set(row["conc"]))
+        row["run-eval"] = True
+        if agentic:
+            row["eval-conc"] = max(row["conc"])
         else:
-            out.append((index, row))
+            row["eval-all-concs"] = True
+        merged[key] = row
+        out.append((index, row))
     return out
