@@ -56,6 +56,9 @@ def _eval_mode(no_evals, evals_only, all_evals):
 
 
 def _emit(pairs, fmt):
+    if not pairs:
+        click.echo("warning: the selection produced no rows (check the filters, e.g. --conc "
+                   "values must be points the config declares)", err=True)
     if fmt == "table":
         click.echo(matrix_table(pairs))
     else:
