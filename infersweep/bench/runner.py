@@ -163,6 +163,10 @@ def run(a: BenchArgs) -> int:
         if warm:
             warm.texts, warm.text_lens = render_texts(tok, warm_plan, a.seed + 1)
 
+    work.prebuild()
+    if warm:
+        warm.prebuild()
+
     # ---- readiness ----
     if a.probe:
         which = probe.wait_ready(a.base_url.rstrip("/"), a.ready_timeout)

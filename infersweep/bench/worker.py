@@ -68,6 +68,7 @@ class Worker:
         self.pool = Pool(spec.host, spec.port)
         self.inflight: dict = {}
         self.records: list[bytes] = []
+        self.done: list[tuple] = []
         self.lags: list[float] = []
         self.t0 = 0
         self.chunks = 0
@@ -98,6 +99,7 @@ class Worker:
         lagmon.cancel()
         watchdog.cancel()
         self.pool.close()
+        self.records = [self._record(*d) for d in self.done]
         return {"worker": self.wid, "cpu_s": cpu1 - cpu0, "wall_s": (wall1 - wall0) / 1e9,
                 "chunks": self.chunks, "connections": self.pool.opened,
                 "loop_lag_ms": self.lags}
@@ -167,7 +169,8 @@ class Worker:
                 self.shared.completed.value += 1
             else:
                 self.shared.failed.value += 1
-        self.records.append(self._record(i, work, sink, start, sent, end, due, ok))
+        # records are serialised after the run: no per-request JSON work on the hot path
+        self.done.append((i, work, sink, start, sent, end, due, ok))
 
     def _record(self, i, work, sink, start, sent, end, due, ok) -> bytes:
         t0 = self.t0
