@@ -129,7 +129,7 @@ def run_aiperf(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) ->
            "--synthetic-input-tokens-mean", str(ISL), "--synthetic-input-tokens-stddev", "0",
            "--output-tokens-mean", str(OSL), "--output-tokens-stddev", "0",
            "--extra-inputs", "ignore_eos:true", "--use-server-token-count",
-           "--warmup-request-count", "0", "--artifact-dir", str(art), "--ui-type", "none",
+           "--artifact-dir", str(art), "--ui-type", "none",
            "--workers-max", "1"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     cpu0 = _child_cpu()
