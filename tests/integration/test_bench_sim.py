@@ -203,7 +203,10 @@ def test_server_dying_mid_run(sim, tmp_path):
            "--max-concurrency", "4", "--save-result", "--result-dir", str(tmp_path),
            "--result-filename", "res.json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    end = time.monotonic() + 60
+    while json.loads(s.get("/debug/stats"))["success"] < 6:  # probe + a few measured requests
+        assert time.monotonic() < end and proc.poll() is None
+        time.sleep(0.1)
     s.stop()
     out, err = proc.communicate(timeout=60)
     r = json.loads((tmp_path / "res.json").read_text())
