@@ -25,6 +25,7 @@ def _walk(cmd: click.Command, path: list[str], ctx: click.Context):
 
 def render() -> str:
     root = click.Context(cli, info_name="infersweep", terminal_width=WIDTH,
+                         help_option_names=["-h", "--help"],
                          max_content_width=WIDTH)
     out = ["# CLI reference", "",
            "Generated from the commands' help by `python scripts/cli_reference.py`; "
