@@ -7,16 +7,16 @@ whole set, as InferenceX does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from infersweep.config.catalog import Catalog
-from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.matrix import evals, rows
 from infersweep.matrix.conc import conc_points, within
 from infersweep.matrix.keys import expand_keys
 
 SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
-EVAL_MODES = ("default", "none", "only", "all")
+EVAL_MODES = ("default", "none", "only")
 
 
 @dataclass
@@ -41,8 +41,7 @@ class Selection:
     runner_node_filter: str | None = None
     include_label_in_node_filter: bool = False  # test-config keeps the label row on a match
     evals: str = "default"  # one of EVAL_MODES
-    all_evals: bool = False
-    errors: list[str] = field(default_factory=list)
+    all_evals: bool = False  # with evals="only": every eligible row evaluates
 
     def check(self, catalog: Catalog) -> None:
         problems = []
@@ -72,8 +71,6 @@ def select_keys(catalog: Catalog, patterns: list[str] | None) -> list[str]:
         return keys
     found, unmatched = expand_keys(patterns, keys)
     if unmatched:
-        from infersweep.diagnostics import did_you_mean
-
         raise InputError([Diagnostic(
             "<command line>", 0, 0,
             f"config key {p!r} matches nothing in the catalog",
