@@ -98,7 +98,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
         diags.extend(schema_diags)
         if not isinstance(doc.data, dict):
             continue
-        bad_keys = {d_pointer_key(doc, d) for d in schema_diags}
+        bad_keys = {_owning_key(doc, d) for d in schema_diags}
         for key, entry in doc.data.items():
             if key in sources:
                 other = sources[key].path
@@ -119,7 +119,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
     return Catalog(entries, runners, sources, warnings)
 
 
-def d_pointer_key(doc: YamlDoc, diag: Diagnostic) -> str | None:
+def _owning_key(doc: YamlDoc, diag: Diagnostic) -> str | None:
     """The top-level config key whose entry holds ``diag`` (by line range)."""
     if not isinstance(doc.data, dict) or doc.root is None:
         return None
