@@ -18,7 +18,6 @@ built by ``fidelity_tokenizer.py`` (the simulator counts whitespace words, so co
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import resource
@@ -32,6 +31,7 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+from fidelity_peers import run_aiperf, run_guidellm
 
 HERE = Path(__file__).resolve().parent
 ISL, OSL, TTFT_MS = 1024, 256, 50.0
@@ -119,63 +119,6 @@ def run_ours(url: str, conc: int, n: int, workers: int, out: Path) -> dict:
             "tok_s": r["output_throughput"], "completed": r["completed"],
             "cpu_window_s": c["cpu_s"], "cpu_exit_s": cpu, "loop_lag_p99_ms": c["loop_lag_p99_ms"],
             "per_request_itl": False}
-
-
-def run_aiperf(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
-    art = out / "aiperf"
-    cmd = [*pin(1), str(venv / "bin" / "aiperf"), "profile", "--model", "m", "--url", url,
-           "--endpoint-type", "completions", "--streaming", "--tokenizer", str(tok),
-           "--concurrency", str(conc), "--request-count", str(n),
-           "--synthetic-input-tokens-mean", str(ISL), "--synthetic-input-tokens-stddev", "0",
-           "--output-tokens-mean", str(OSL), "--output-tokens-stddev", "0",
-           "--extra-inputs", "ignore_eos:true", "--use-server-token-count",
-           "--artifact-dir", str(art), "--ui-type", "none",
-           "--workers-max", "1"]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cpu0 = _child_cpu()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    cpu = _child_cpu() - cpu0
-    found = glob.glob(str(art / "**" / "profile_export_aiperf.json"), recursive=True)
-    if p.returncode != 0 or not found:
-        raise RuntimeError(f"aiperf failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
-    m = json.loads(Path(found[0]).read_text())
-    rec = m.get("records", m)
-
-    def g(name, stat):
-        v = rec.get(name) or {}
-        return v.get(stat) if isinstance(v, dict) else None
-
-    return {"itl_mean": g("inter_token_latency", "avg"), "itl_p99": g("inter_token_latency", "p99"),
-            "icl_p99": g("inter_chunk_latency", "p99"),
-            "ttft_mean": g("time_to_first_token", "avg"),
-            "tok_s": g("output_token_throughput", "avg"),
-            "completed": g("request_count", "avg"), "cpu_exit_s": cpu, "per_request_itl": True}
-
-
-def run_guidellm(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
-    res = out / "guidellm.json"
-    data = json.dumps({"prompt_tokens": ISL, "output_tokens": OSL})
-    cmd = [*pin(1), str(venv / "bin" / "guidellm"), "benchmark", "run", "--target", url,
-           "--model", "m", "--processor", str(tok), "--data", data,
-           "--profile", "concurrent", "--rate", str(conc), "--max-requests", str(n),
-           "--output-path", str(res), "--request-type", "text_completions",
-           "--backend-kwargs", json.dumps({"extras": {"body": {"ignore_eos": True}}})]
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", GUIDELLM__LOGGING__DISABLED="true")
-    cpu0 = _child_cpu()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    cpu = _child_cpu() - cpu0
-    if p.returncode != 0 or not res.exists():
-        raise RuntimeError(f"guidellm failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
-    b = json.loads(res.read_text())["benchmarks"][0]["metrics"]
-
-    def g(name, stat):
-        v = b.get(name, {}).get("successful", {})
-        return v.get(stat) if stat != "p99" else v.get("percentiles", {}).get("p99")
-
-    return {"itl_mean": g("inter_token_latency_ms", "mean"), "itl_p99": g("inter_token_latency_ms", "p99"),
-            "ttft_mean": g("time_to_first_token_ms", "mean"),
-            "tok_s": g("output_tokens_per_second", "mean"), "cpu_exit_s": cpu,
-            "per_request_itl": True}
 
 
 def _child_cpu() -> float:

@@ -1,0 +1,89 @@
+"""Run the peer clients (aiperf, guidellm) for ``client_fidelity.py``.
+
+Both come from PyPI and live in a separate virtualenv (``pip install aiperf guidellm``); they
+never share the project's environment. Both run fully offline: the only address they talk to is
+the loopback simulator, and the tokenizer is the word-level one ``fidelity_tokenizer.py``
+writes (its word counts equal the simulator's).
+
+Each ``run_*`` returns the client's reported figures, keyed like infersweep's:
+
+* ``itl_mean`` / ``itl_p99``: the client's headline ITL. For both peers that is a per-request
+  mean, (last token - first token) / (tokens - 1), with the p99 taken over requests, so it is
+  compared with the same per-request statistic computed from the server's records
+  (``per_request_itl``).
+* ``icl_mean`` / ``icl_p99`` (aiperf only): its pooled per-chunk gaps, "inter_chunk_latency",
+  which is the quantity infersweep reports as ITL; compared with the pooled true gaps.
+* ``ttft_mean``, ``tok_s``, ``cpu_exit_s`` (the whole client process tree, to exit).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import resource
+import shutil
+import subprocess
+from pathlib import Path
+
+from fidelity_tokenizer import HUB_ID, hub_snapshot
+
+ISL, OSL = 1024, 256
+
+
+def _pin(core: int) -> list[str]:
+    return ["taskset", "-c", str(core)] if shutil.which("taskset") and os.cpu_count() > 1 else []
+
+
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _offline_env(tok: Path) -> dict:
+    return dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+                HF_HUB_CACHE=str(tok.resolve() / "hub"), HF_HUB_DISABLE_TELEMETRY="1",
+                DO_NOT_TRACK="1")
+
+
+def _run(cmd: list[str], env: dict, timeout: float) -> tuple[subprocess.CompletedProcess, float]:
+    cpu0 = _child_cpu()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    return p, _child_cpu() - cpu0
+
+
+def aiperf_cmd(venv: Path, url: str, conc: int, n: int, art: Path) -> list[str]:
+    return [*_pin(1), str(venv / "bin" / "aiperf"), "profile", "--model", "m", "--url", url,
+            "--endpoint-type", "completions", "--streaming", "--tokenizer", HUB_ID,
+            "--concurrency", str(conc), "--request-count", str(n),
+            "--isl", str(ISL), "--isl-stddev", "0", "--osl", str(OSL), "--osl-stddev", "0",
+            "--extra-inputs", "ignore_eos:true", "--use-server-token-count",
+            "--no-server-metrics", "--no-gpu-telemetry", "--wait-for-model-timeout", "0",
+            "--artifact-dir", str(art), "--ui-type", "none",
+            "--workers-max", "1", "--record-processors", "1"]
+
+
+def run_aiperf(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
+    if not hub_snapshot(tok).is_dir():
+        raise RuntimeError(f"{tok} has no hub/ entry: rerun fidelity_tokenizer.py {tok}")
+    art = out / "aiperf"
+    p, cpu = _run(aiperf_cmd(venv, url, conc, n, art), _offline_env(tok), 1800)
+    found = glob.glob(str(art / "**" / "profile_export_aiperf.json"), recursive=True)
+    if p.returncode != 0 or not found:
+        raise RuntimeError(f"aiperf failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
+    m = json.loads(Path(found[0]).read_text())
+    rec = m.get("records", m)
+
+    def g(name, stat):
+        v = rec.get(name) or {}
+        return v.get(stat) if isinstance(v, dict) else None
+
+    return {"itl_mean": g("inter_token_latency", "avg"), "itl_p99": g("inter_token_latency", "p99"),
+            "icl_mean": g("inter_chunk_latency", "avg"), "icl_p99": g("inter_chunk_latency", "p99"),
+            "ttft_mean": g("time_to_first_token", "avg"),
+            "tok_s": g("output_token_throughput", "avg"),
+            "completed": g("request_count", "avg"), "cpu_exit_s": cpu, "per_request_itl": True}
+
+
+def run_guidellm(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
+    raise RuntimeError("guidellm: not wired yet")
