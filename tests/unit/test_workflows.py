@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -107,3 +108,12 @@ def test_templates_run_the_fleet_launcher():
         steps = _load(name)["jobs"]["benchmark"]["steps"]
         assert any(s.get("run", "").startswith('bash "runners/launch_${RUNNER_NAME%%_*}.sh"')
                    for s in steps)
+
+
+def test_concurrency_label_list_is_the_policy_vocabulary():
+    """The workflow's only copy of label names equals the policy module's (its source)."""
+    from infersweep.policy import labels
+
+    group = _load("run-sweep.yml")["concurrency"]["group"]
+    copied = json.loads(re.search(r"fromJSON\('(\[.*?\])'\)", group)[1])
+    assert sorted(copied) == sorted(labels.SWEEP_LABELS)
