@@ -79,6 +79,10 @@ def bench():
 @click.option("--probe/--no-probe", default=True, show_default=True)
 @click.option("--max-failed-fraction", type=float, default=0.05, show_default=True)
 @click.option("--disable-tqdm", is_flag=True)
+@click.option("--timestamp-source", type=click.Choice(["auto", "kernel", "user"]), default="auto",
+              show_default=True,
+              help="Chunk arrival times: the kernel's receive timestamps (Linux), or the "
+                   "client's clock after each read (user). auto = kernel where available.")
 @click.option("--random-num-workers", type=int, default=0, hidden=True)
 def serve(**kw):
     """Run a serving benchmark (closed loop with --max-concurrency, or open loop at a rate)."""

@@ -1,19 +1,167 @@
-"""A minimal HTTP/1.1 client connection on a raw asyncio protocol.
+"""A minimal HTTP/1.1 client connection on a non-blocking socket, with arrival timestamps.
 
-Why not aiohttp here: the benchmark must timestamp bytes when they arrive. With a protocol
-the clock is read first thing in ``data_received``, before any parsing or coroutine wake-up,
-and a chunk costs no future or task switch. Connections are kept alive and pooled.
+Why not aiohttp (or an asyncio transport) here: the benchmark must timestamp bytes when they
+*arrive*, not when the client gets round to them. Each connection owns its socket: the event
+loop only tells it the socket is readable (``loop.add_reader``), and it reads with
+``recvmsg`` itself, so a chunk costs no future, task switch or transport buffer.
+
+Arrival time. On Linux each socket asks the kernel for receive timestamps (``SO_TIMESTAMPNS``,
+or ``SO_TIMESTAMP`` if that is refused): every read then carries, as ancillary data, the time
+the data reached the host's network stack (``CLOCK_REALTIME``). That time does not depend on
+how many other sockets the loop serves before this one, nor on how late the process wakes up,
+which a clock read in user space does. See :class:`ArrivalClock` for how it is put on the
+client's monotonic timeline. Where the kernel gives no stamp (another OS, an older kernel,
+``--timestamp-source user``), the monotonic clock is read right after the read returns.
+
+When several chunks are already queued in a socket, one read returns them together and the
+kernel stamp is that of the newest segment read (Linux reports the last segment's time), so
+all the events in that read share the newest arrival time. The user-space clock does the
+same, only later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import platform
 import socket
+import struct
+import sys
 import time
+from array import array
 from collections.abc import Callable
 
 _now = time.monotonic_ns
+
+RECV_SIZE = 262144
+
+# Linux's SO_TIMESTAMPNS / SO_TIMESTAMP (the "old" ABI: struct timespec / timeval of native
+# longs; the control message type equals the option). Python only names them from 3.12's
+# headers on, so fall back to the generic Linux values; parisc and sparc number them
+# differently and use the user-space clock unless Python names them.
+_GENERIC_LINUX = sys.platform.startswith("linux") and not platform.machine().lower().startswith(
+    ("parisc", "sparc"))
+SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if _GENERIC_LINUX else None)
+SO_TIMESTAMP = getattr(socket, "SO_TIMESTAMP", 29 if _GENERIC_LINUX else None)
+# (option = control message type, multiplier of the second field to ns), best first
+_KERNEL_OPTIONS = [(opt, scale) for opt, scale in ((SO_TIMESTAMPNS, 1), (SO_TIMESTAMP, 1000))
+                   if opt is not None]
+ANC_SIZE = socket.CMSG_SPACE(16) if hasattr(socket, "CMSG_SPACE") else 0
+_PAIR64 = struct.Struct("@qq")
+_PAIR32 = struct.Struct("@ii")
+TIMESTAMP_MODES = ("auto", "kernel", "user")
+
+
+def parse_timestamp(ancdata, cmsg_type: int, scale: int) -> int | None:
+    """The kernel receive time (CLOCK_REALTIME, ns) in ``recvmsg`` ancillary data, or None.
+
+    ``scale`` turns the second field into ns: 1 for a timespec, 1000 for a timeval. 16-byte
+    payloads are two 64-bit fields (64-bit platforms, or the y2038-safe layout), 8-byte ones
+    two 32-bit fields (32-bit platforms, old layout).
+    """
+    for level, typ, data in ancdata:
+        if level != socket.SOL_SOCKET or typ != cmsg_type:
+            continue
+        if len(data) >= 16:
+            sec, frac = _PAIR64.unpack_from(data)
+        elif len(data) >= 8:
+            sec, frac = _PAIR32.unpack_from(data)
+        else:
+            return None
+        if sec == 0 and frac == 0:
+            return None
+        return sec * 1_000_000_000 + frac * scale
+    return None
+
+
+def realtime_offset(samples: int = 5, realtime=time.time_ns, monotonic=_now) -> int:
+    """``CLOCK_REALTIME - CLOCK_MONOTONIC`` in ns, from the tightest of a few bracketed reads.
+
+    Both clocks run at the same (NTP-disciplined) rate on Linux; the offset changes only when
+    the wall clock is stepped.
+    """
+    best = None
+    for _ in range(max(1, samples)):
+        a = monotonic()
+        r = realtime()
+        b = monotonic()
+        if best is None or b - a < best[0]:
+            best = (b - a, r - (a + b) // 2)
+    return best[1]
+
+
+class ArrivalClock:
+    """Puts kernel receive stamps on the client's monotonic timeline, and counts the reads.
+
+    Send and dispatch times are ``time.monotonic_ns()``; kernel stamps are ``CLOCK_REALTIME``.
+    ``offset_ns = realtime - monotonic`` is measured when the worker starts and refreshed every
+    watchdog tick (0.25 s), so a step of the wall clock (NTP, an administrator) shifts
+    arrival times for at most one tick. A converted stamp is never later than the user-space
+    clock read that follows the read, nor earlier than the previous arrival on the same
+    connection (guards against offset rounding, not corrections of real data).
+
+    For every kernel-stamped read it also keeps ``read delay`` = user-space clock after the
+    read minus kernel arrival: how late a user-space clock read would have been.
+    """
+
+    def __init__(self, mode: str = "auto"):
+        if mode not in TIMESTAMP_MODES:
+            raise ValueError(f"timestamp mode must be one of {TIMESTAMP_MODES}, not {mode!r}")
+        self.mode = mode
+        self.offset_ns = realtime_offset()
+        self.kernel_reads = 0
+        self.user_reads = 0
+        self.delays = array("q")
+
+    def refresh(self) -> None:
+        self.offset_ns = realtime_offset()
+
+    def reset_stats(self) -> None:
+        self.kernel_reads = 0
+        self.user_reads = 0
+        self.delays = array("q")
+
+    def to_monotonic(self, realtime_ns: int) -> int:
+        return realtime_ns - self.offset_ns
+
+    def enable(self, sock: socket.socket) -> tuple[int, int] | None:
+        """Ask the kernel to stamp this socket's reads; (cmsg type, scale) or None."""
+        if self.mode == "user" or not ANC_SIZE or not hasattr(sock, "recvmsg"):
+            return None
+        for opt, scale in _KERNEL_OPTIONS:
+            try:
+                sock.setsockopt(socket.SOL_SOCKET, opt, 1)
+            except OSError:
+                continue
+            return opt, scale
+        return None
+
+    def source(self) -> str:
+        """"kernel" if every read had a kernel stamp, "user" if none did, else "mixed"."""
+        if self.kernel_reads and not self.user_reads:
+            return "kernel"
+        if self.user_reads and not self.kernel_reads:
+            return "user"
+        return "mixed" if self.kernel_reads else ("user" if self.mode == "user" else "none")
+
+    def summary(self) -> dict:
+        out = {"source": self.source(), "kernel_reads": self.kernel_reads,
+               "user_reads": self.user_reads, "offset_ns": self.offset_ns}
+        if self.delays:
+            d = sorted(self.delays)
+            n = len(d)
+            out["read_delay_us"] = {"p50": d[n // 2] / 1e3, "p99": d[min(n - 1, (99 * n) // 100)] / 1e3,
+                                    "max": d[-1] / 1e3}
+        return out
+
+
+def kernel_timestamps_available() -> bool:
+    """Whether this platform gives TCP receive timestamps (tried on an unconnected socket)."""
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            return ArrivalClock("kernel").enable(s) is not None
+    except OSError:
+        return False
 
 
 class HTTPError(Exception):
@@ -34,38 +182,84 @@ class Sink:
         pass
 
 
-class ClientConnection(asyncio.Protocol):
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
+class ClientConnection:
+    """One keep-alive HTTP/1.1 connection on a connected non-blocking socket.
+
+    The socket is registered with the loop for reading for the connection's whole life (so an
+    idle pooled connection notices the server closing it) and for writing only while a request
+    is partly sent. It is unregistered before the socket is closed.
+    """
+
+    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop,
+                 clock: ArrivalClock | None = None):
+        self.sock = sock
+        self.loop = loop
+        self.clock = clock if clock is not None else ArrivalClock("user")
         self.closed = False
+        self._fd = sock.fileno()
+        self._registered = False
+        self._wbuf = b""
         self._sink: Sink | None = None
         self._done: asyncio.Future | None = None
         self._state = 0  # 0 idle, 1 headers, 2 chunk size, 3 chunk data, 4 sized body, 5 to close
         self._buf = b""
         self._remaining = 0
         self._keepalive = True
+        self._last_t = 0
         self.last_activity = 0
+        sock.setblocking(False)
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._ts = self.clock.enable(sock)
+        loop.add_reader(self._fd, self._on_kernel_readable if self._ts else self._on_readable)
+        self._registered = True
 
-    # -- protocol callbacks ---------------------------------------------------------------
-    def connection_made(self, transport):
-        self.transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def connection_lost(self, exc):
-        self.closed = True
-        if self._done is not None and not self._done.done():
-            if self._state == 5:
-                self._finish()
-            else:
-                msg = f"connection closed by server mid-response ({exc})" if exc else (
-                    "connection closed by server mid-response")
-                self._done.set_exception(HTTPError("disconnect", msg))
-
-    def data_received(self, data: bytes):
+    # -- reading ---------------------------------------------------------------------------
+    def _on_readable(self) -> None:
+        try:
+            data = self.sock.recv(RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
         t = _now()
+        if not data:
+            self._lost(None)
+            return
+        self.clock.user_reads += 1
+        self.feed(data, t)
+
+    def _on_kernel_readable(self) -> None:
+        try:
+            data, anc, _flags, _ = self.sock.recvmsg(RECV_SIZE, ANC_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        t_user = _now()
+        if not data:
+            self._lost(None)
+            return
+        clock = self.clock
+        rt = parse_timestamp(anc, *self._ts) if anc else None
+        if rt is None:  # no stamp on this read (e.g. queued before stamping was switched on)
+            clock.user_reads += 1
+            t = t_user
+        else:
+            clock.kernel_reads += 1
+            t = rt - clock.offset_ns
+            if t > t_user:
+                t = t_user
+            clock.delays.append(t_user - t)
+        if t < self._last_t:
+            t = self._last_t
+        self.feed(data, t)
+
+    def feed(self, data: bytes, t: int) -> None:
+        """Parse received bytes that arrived at monotonic time ``t`` (ns)."""
+        self._last_t = t
         self.last_activity = t
         sink = self._sink
         if sink is None:
@@ -147,16 +341,75 @@ class ClientConnection(asyncio.Protocol):
             if buf:
                 sink.on_body(buf, t)
 
-    # -- request API ----------------------------------------------------------------------
+    # -- writing ---------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._wbuf:
+            self._wbuf += data
+            return
+        try:
+            n = self.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            n = 0
+        except OSError as exc:
+            self._lost(exc)
+            return
+        if n < len(data):
+            self._wbuf = data[n:]
+            self.loop.add_writer(self._fd, self._on_writable)
+
+    def _on_writable(self) -> None:
+        try:
+            n = self.sock.send(self._wbuf)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._lost(exc)
+            return
+        self._wbuf = self._wbuf[n:]
+        if not self._wbuf:
+            self.loop.remove_writer(self._fd)
+
+    # -- life cycle ------------------------------------------------------------------------
+    def _lost(self, exc: BaseException | None) -> None:
+        """The peer closed (``exc`` None) or the socket failed."""
+        self._teardown()
+        if self._done is not None and not self._done.done():
+            if self._state == 5:
+                self._finish()
+            else:
+                msg = f"connection closed by server mid-response ({exc})" if exc else (
+                    "connection closed by server mid-response")
+                self._done.set_exception(HTTPError("disconnect", msg))
+
+    def _teardown(self) -> None:
+        """Unregister the socket from the loop, then close it (never the other way round)."""
+        self.closed = True
+        if self._registered:
+            self._registered = False
+            with contextlib.suppress(Exception):  # the loop may already be closed
+                self.loop.remove_reader(self._fd)
+            if self._wbuf:
+                with contextlib.suppress(Exception):
+                    self.loop.remove_writer(self._fd)
+            self._wbuf = b""
+            self.sock.close()
+
+    def close(self) -> None:
+        self._keepalive = False
+        self._teardown()
+
+    # -- request API -----------------------------------------------------------------------
     def request(self, head: bytes, body: bytes, sink: Sink) -> asyncio.Future:
-        loop = asyncio.get_running_loop()
         self._sink = sink
-        self._done = loop.create_future()
+        self._done = self.loop.create_future()
         self._state = 1
         self._buf = b""
-        self.transport.write(head + body if len(body) < 65536 else head)
-        if len(body) >= 65536:
-            self.transport.write(body)
+        if self.closed:
+            self._done.set_exception(HTTPError("disconnect", "connection already closed"))
+            return self._done
+        self._write(head + body)
         return self._done
 
     def abort(self, error_class: str, message: str) -> None:
@@ -167,17 +420,14 @@ class ClientConnection(asyncio.Protocol):
         if self._done is not None and not self._done.done():
             self._done.set_exception(HTTPError(error_class, message))
         self._sink = None
-        if self.transport is not None:
-            self.transport.abort()
-        self.closed = True
+        self._teardown()
 
     def _finish(self) -> None:
         self._state = 0
         self._sink = None
         done, self._done = self._done, None
-        if not self._keepalive and self.transport is not None:
-            self.transport.close()
-            self.closed = True
+        if not self._keepalive:
+            self._teardown()
         if done is not None and not done.done():
             done.set_result(None)
 
@@ -202,11 +452,14 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
 class Pool:
     """Keep-alive connections to one host:port, opened on demand, reused when idle."""
 
-    def __init__(self, host: str, port: int, connect_timeout: float = 30.0):
+    def __init__(self, host: str, port: int, connect_timeout: float = 30.0,
+                 clock: ArrivalClock | None = None):
         self.host = host
         self.port = port
         self.connect_timeout = connect_timeout
+        self.clock = clock if clock is not None else ArrivalClock()
         self._idle: list[ClientConnection] = []
+        self._addrs: list | None = None
         self.opened = 0
 
     async def acquire(self) -> ClientConnection:
@@ -216,10 +469,7 @@ class Pool:
                 return conn
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(ClientConnection, self.host, self.port),
-                self.connect_timeout,
-            )
+            conn = await asyncio.wait_for(self._connect(loop), self.connect_timeout)
         except TimeoutError as exc:
             raise HTTPError("connect_timeout", f"connect to {self.host}:{self.port} timed out") from exc
         except OSError as exc:
@@ -227,16 +477,34 @@ class Pool:
         self.opened += 1
         return conn
 
+    async def _connect(self, loop: asyncio.AbstractEventLoop) -> ClientConnection:
+        if self._addrs is None:
+            self._addrs = await loop.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        err: OSError | None = None
+        for family, type_, proto, _, addr in self._addrs:  # in order, like create_connection
+            sock = socket.socket(family, type_, proto)
+            try:
+                sock.setblocking(False)
+                await loop.sock_connect(sock, addr)
+            except OSError as exc:
+                sock.close()
+                err = exc
+                continue
+            except BaseException:  # cancelled (timeout): don't leak the socket
+                sock.close()
+                raise
+            return ClientConnection(sock, loop, self.clock)
+        raise err or OSError(f"no address for {self.host}")
+
     def release(self, conn: ClientConnection) -> None:
         if conn.reusable:
             self._idle.append(conn)
-        elif conn.transport is not None and not conn.closed:
-            conn.transport.close()
+        elif not conn.closed:
+            conn.close()
 
     def close(self) -> None:
         for conn in self._idle:
-            if conn.transport is not None:
-                conn.transport.close()
+            conn.close()
         self._idle.clear()
 
 

@@ -15,7 +15,7 @@ import click
 import numpy as np
 import orjson
 
-from infersweep.bench import dataset, metrics, probe, result
+from infersweep.bench import dataset, httpconn, metrics, probe, result
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
 from infersweep.bench.worker import Shared, WorkerSpec, worker_main
 from infersweep.bench.workload import Workload, auth_headers
@@ -63,6 +63,7 @@ class BenchArgs:
     probe: bool = True
     max_failed_fraction: float = 0.05
     disable_tqdm: bool = False
+    timestamp_source: str = "auto"
 
 
 def validate(a: BenchArgs) -> None:
@@ -86,6 +87,11 @@ def validate(a: BenchArgs) -> None:
         errs.append("--burstiness must be positive")
     if not (0 <= a.max_failed_fraction <= 1):
         errs.append("--max-failed-fraction must be in [0, 1]")
+    if a.timestamp_source not in httpconn.TIMESTAMP_MODES:
+        errs.append(f"--timestamp-source must be one of {', '.join(httpconn.TIMESTAMP_MODES)}")
+    elif a.timestamp_source == "kernel" and not httpconn.kernel_timestamps_available():
+        errs.append("--timestamp-source kernel: this platform gives no kernel receive "
+                    "timestamps on TCP sockets (use auto or user)")
     u = urlsplit(a.base_url)
     if u.scheme != "http" or not u.hostname:
         errs.append(f"--base-url must be http://host:port (got {a.base_url!r}); https is not supported")
@@ -186,7 +192,8 @@ def run(a: BenchArgs) -> int:
                       concurrency_slices=slices(a.max_concurrency, w, a.num_prompts)
                       if schedule is None or a.max_concurrency else [0] * w,
                       schedule=schedule, request_timeout=a.request_timeout,
-                      idle_timeout=a.idle_timeout, keep_text=a.save_detailed, records_dir=tmp)
+                      idle_timeout=a.idle_timeout, keep_text=a.save_detailed, records_dir=tmp,
+                      timestamp_source=a.timestamp_source)
     ctx = mp.get_context("fork")
     shared = Shared(ctx, w)
     procs = [ctx.Process(target=worker_main, args=(k, spec, work, warm, shared), daemon=True)
@@ -229,6 +236,7 @@ def run(a: BenchArgs) -> int:
         "seed": a.seed, "endpoint": a.endpoint, "prompt_format": mode,
         "random_input_len": a.random_input_len, "random_output_len": a.random_output_len,
         "random_range_ratio": a.random_range_ratio, "num_warmups": a.num_warmups,
+        "timestamp_source": client["timestamps"]["source"],
         "errors": errors, "client": client,
         "server_prompt_token_mismatches": len(mism),
     }
@@ -295,6 +303,7 @@ def _client_health(metas: list[dict], summary: dict) -> dict:
         "cpu_s_per_1k_chunks": cpu / chunks * 1000 if chunks else None,
         "connections_opened": sum(m.get("connections", 0) for m in metas),
         "fatal": [m["fatal"] for m in metas if m.get("fatal")],
+        "timestamps": merge_timestamps([m["timestamps"] for m in metas if m.get("timestamps")]),
     }
     warn = []
     if health["loop_lag_p99_ms"] > LAG_WARN_MS:
@@ -309,6 +318,26 @@ def _client_health(metas: list[dict], summary: dict) -> dict:
     for f in health["fatal"]:
         click.echo(f"error: client worker failed: {f}", err=True)
     return health
+
+
+def merge_timestamps(parts: list[dict]) -> dict:
+    """One view of the workers' arrival clocks: which source stamped the reads, and how late
+    a user-space clock read would have been (worst worker's percentiles)."""
+    kernel = sum(p.get("kernel_reads", 0) for p in parts)
+    user = sum(p.get("user_reads", 0) for p in parts)
+    if kernel and not user:
+        source = "kernel"
+    elif kernel:
+        source = "mixed"
+    elif user:
+        source = "user"
+    else:
+        source = "none"
+    out = {"source": source, "kernel_reads": kernel, "user_reads": user}
+    delays = [p["read_delay_us"] for p in parts if p.get("read_delay_us")]
+    if delays:
+        out["read_delay_us"] = {k: max(d[k] for d in delays) for k in ("p50", "p99", "max")}
+    return out
 
 
 def _write_records(path, records, a, duration, chat, selected, pcts) -> None:
@@ -383,6 +412,7 @@ def _print_summary(out: dict, summary: dict, errors: dict, client: dict) -> None
         lines.append("Errors: " + ", ".join(f"{k}={v}" for k, v in errors.items()))
     lines.append(f"Client: {client['workers']} worker(s), loop lag p99 "
                  f"{client['loop_lag_p99_ms']:.1f} ms, CPU "
-                 f"{client['cpu_s_per_1k_chunks'] or 0:.4f} s per 1k chunks")
+                 f"{client['cpu_s_per_1k_chunks'] or 0:.4f} s per 1k chunks, "
+                 f"{client['timestamps']['source']} arrival timestamps")
     lines.append("=" * 50)
     click.echo("\n".join(lines))

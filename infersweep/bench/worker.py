@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from infersweep.bench.httpconn import HTTPError, Pool, build_head
+from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.workload import Workload, auth_headers
 
@@ -35,6 +35,7 @@ class WorkerSpec:
     keep_text: bool
     records_dir: str
     barrier_timeout: float = 3600.0
+    timestamp_source: str = "auto"  # auto | kernel | user (see httpconn.ArrivalClock)
 
 
 class Shared:
@@ -65,7 +66,8 @@ class Worker:
         self.work = work
         self.warm = warm
         self.shared = shared
-        self.pool = Pool(spec.host, spec.port)
+        self.clock = ArrivalClock(spec.timestamp_source)
+        self.pool = Pool(spec.host, spec.port, clock=self.clock)
         self.inflight: dict = {}
         self.records: list[bytes] = []
         self.done: list[tuple] = []
@@ -89,6 +91,8 @@ class Worker:
             await asyncio.sleep(delay)
         while _now() < self.t0:  # the loop's timer may wake a little early
             await asyncio.sleep(0.0002)
+        self.clock.refresh()
+        self.clock.reset_stats()  # count the measured run's reads only
         lagmon = loop.create_task(self._lag_monitor())
         cpu0, wall0 = time.process_time(), _now()
         if self.spec.schedule is None:
@@ -102,7 +106,7 @@ class Worker:
         self.records = [self._record(*d) for d in self.done]
         return {"worker": self.wid, "cpu_s": cpu1 - cpu0, "wall_s": (wall1 - wall0) / 1e9,
                 "chunks": self.chunks, "connections": self.pool.opened,
-                "loop_lag_ms": self.lags}
+                "loop_lag_ms": self.lags, "timestamps": self.clock.summary()}
 
     async def _closed(self, work: Workload, counter, record: bool) -> None:
         n = len(work.plan)
@@ -202,6 +206,7 @@ class Worker:
         idle_ns = int(self.spec.idle_timeout * 1e9)
         while True:
             await asyncio.sleep(0.25)
+            self.clock.refresh()  # follows steps of the wall clock (kernel stamps are wall time)
             now = _now()
             for conn, start in list(self.inflight.items()):
                 last = max(conn.last_activity, start)
