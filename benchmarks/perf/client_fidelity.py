@@ -102,14 +102,14 @@ def truth_stats(rows: list[dict]) -> dict:
             "requests": len(rows)}
 
 
-def run_ours(url: str, conc: int, n: int, workers: int, out: Path) -> dict:
+def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | None = None) -> dict:
     cmd = [*pin(1), sys.executable, "-m", "infersweep", "bench", "serve", "--backend", "openai",
            "--base-url", url, "--model", "m", "--dataset-name", "random",
            "--random-input-len", str(ISL), "--random-output-len", str(OSL),
            "--random-range-ratio", "1.0", "--num-prompts", str(n), "--max-concurrency", str(conc),
            "--request-rate", "inf", "--ignore-eos", "--num-workers", str(workers),
            "--save-result", "--result-dir", str(out), "--result-filename", "ours.json",
-           "--no-save-records", "--disable-tqdm"]
+           "--no-save-records", "--disable-tqdm", *(["--timestamp-source", ts] if ts else [])]
     cpu0 = _child_cpu()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cpu = _child_cpu() - cpu0
@@ -118,7 +118,7 @@ def run_ours(url: str, conc: int, n: int, workers: int, out: Path) -> dict:
     return {"itl_mean": r["mean_itl_ms"], "itl_p99": r["p99_itl_ms"], "ttft_mean": r["mean_ttft_ms"],
             "tok_s": r["output_throughput"], "completed": r["completed"],
             "cpu_window_s": c["cpu_s"], "cpu_exit_s": cpu, "loop_lag_p99_ms": c["loop_lag_p99_ms"],
-            "per_request_itl": False}
+            "timestamps": c.get("timestamps"), "per_request_itl": False}
 
 
 def _child_cpu() -> float:
@@ -139,8 +139,9 @@ def one(client: str, conc: int, itl_ms: float, args, tmp: Path) -> dict:
         srv.reset()
         if client == "infersweep":
             workers = args.workers_2048 if conc >= 2048 else 1
-            rep = run_ours(srv.url, conc, n, workers, tmp)
-            rep["client"] = f"infersweep ({workers} proc)"
+            rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source)
+            src = (rep.get("timestamps") or {}).get("source", "?")
+            rep["client"] = f"infersweep ({workers} proc, {src})"
         elif client == "aiperf":
             rep = run_aiperf(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
             rep["client"] = "aiperf"
@@ -198,6 +199,8 @@ def main() -> None:
     ap.add_argument("--peers-venv", default=None)
     ap.add_argument("--tokenizer-dir", default=None)
     ap.add_argument("--json-out", default=None)
+    ap.add_argument("--timestamp-source", choices=["auto", "kernel", "user"], default=None,
+                    help="passed to infersweep bench serve (default: its own default)")
     args = ap.parse_args()
     results = []
     cases = [("infersweep", c, args.itl_ms) for c in args.conc]
