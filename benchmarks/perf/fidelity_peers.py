@@ -85,5 +85,36 @@ def run_aiperf(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) ->
             "completed": g("request_count", "avg"), "cpu_exit_s": cpu, "per_request_itl": True}
 
 
+def guidellm_scenario(url: str, tok: Path, conc: int, n: int, res: Path) -> dict:
+    return {"spec": {
+        "backend": {"kind": "openai_http", "target": url, "model": "m",
+                    "request_format": "/v1/completions", "extras": {"body": {"ignore_eos": True}}},
+        "profile": {"kind": "concurrent", "streams": conc},
+        "data": [{"kind": "synthetic_text", "prompt_tokens": ISL, "output_tokens": OSL}],
+        "tokenizer": {"kind": "hf_auto", "model": str(tok.resolve())},
+        "constraints": [{"kind": "max_requests", "count": n}],
+        "outputs": [{"kind": "json", "path": str(res)}]}}
+
+
 def run_guidellm(venv: Path, tok: Path, url: str, conc: int, n: int, out: Path) -> dict:
-    raise RuntimeError("guidellm: not wired yet")
+    res, scn = out / "guidellm.json", out / "guidellm-scenario.json"
+    scn.write_text(json.dumps(guidellm_scenario(url, tok, conc, n, res)))
+    cmd = [*_pin(1), str(venv / "bin" / "guidellm"), "run", "--scenario", str(scn),
+           "--disable-console"]
+    env = dict(_offline_env(tok), GUIDELLM__LOGGING__LOG_FILE=str(out / "guidellm.log"))
+    p, cpu = _run(cmd, env, 1800)
+    if p.returncode != 0 or not res.exists():
+        raise RuntimeError(f"guidellm failed ({p.returncode}): {(p.stderr or p.stdout)[-1500:]}")
+    b = json.loads(res.read_text())["benchmarks"][0]["metrics"]
+
+    def g(name, stat):
+        v = b.get(name, {}).get("successful", {})
+        return v.get("percentiles", {}).get(stat) if stat.startswith("p") else v.get(stat)
+
+    return {"itl_mean": g("inter_token_latency_ms", "mean"),
+            "itl_p99": g("inter_token_latency_ms", "p99"),
+            "ttft_mean": g("time_to_first_token_ms", "mean"),
+            "tok_s": g("output_tokens_per_second", "mean"),
+            "conc_reported": g("request_concurrency", "mean"),
+            "completed": b.get("request_totals", {}).get("successful"),
+            "cpu_exit_s": cpu, "per_request_itl": True}

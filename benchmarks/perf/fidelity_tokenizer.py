@@ -40,9 +40,13 @@ def main(out: str, vocab: int = 8000) -> None:
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     tok.save(str(d / "tokenizer.json"))
+    # "<unk>" is deliberately not declared as the special unk_token: every word outside the
+    # vocabulary (all of guidellm's faker text) maps to it, and guidellm decodes its synthetic
+    # prompts with skip_special_tokens=True. A special unk made those prompts empty strings,
+    # and guidellm then failed every request before sending it.
     (d / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "PreTrainedTokenizerFast", "unk_token": "<unk>", "bos_token": "<s>",
-        "eos_token": "</s>", "model_max_length": 1000000}))
+        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "eos_token": "</s>",
+        "model_max_length": 1000000}))
     (d / "config.json").write_text(json.dumps({"model_type": "llama", "vocab_size": len(words)}))
     snap = hub_snapshot(d)
     snap.mkdir(parents=True, exist_ok=True)
