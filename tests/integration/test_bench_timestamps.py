@@ -78,3 +78,16 @@ def test_result_records_the_timestamp_source(server, tmp_path):
                  "--timestamp-source", "user")
     assert p.returncode == 0, p.stderr
     assert r["infersweep"]["timestamp_source"] == "user"
+
+
+def test_pool_resolves_a_host_name_once_and_tries_each_address(server):
+    async def go():
+        pool = Pool("localhost", server.port)
+        conns = await asyncio.gather(*(pool.acquire() for _ in range(8)))
+        addrs = pool._addrs
+        for c in conns:
+            c.close()
+        return pool.opened, addrs
+
+    opened, addrs = asyncio.run(go())
+    assert opened == 8 and addrs  # ::1 first (refused) falls through to 127.0.0.1
