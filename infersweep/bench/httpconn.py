@@ -112,10 +112,31 @@ class ArrivalClock:
         if mode not in TIMESTAMP_MODES:
             raise ValueError(f"timestamp mode must be one of {TIMESTAMP_MODES}, not {mode!r}")
         self.mode = mode
+        self._primer: socket.socket | None = None
         self.offset_ns = realtime_offset()
         self.kernel_reads = 0
         self.user_reads = 0
         self.delays = array("q")
+
+    def prime(self) -> None:
+        """Switch the kernel's receive stamping on now, by holding one stamped socket open.
+
+        Linux turns stamping on for the whole stack lazily (deferred work) when the first
+        socket asks for it, and off again when the last one closes; data that arrives in
+        between carries no stamp. Priming before the run keeps every measured read stamped.
+        """
+        if self._primer is None and self.mode != "user":
+            with contextlib.suppress(OSError):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                if self.enable(s) is None:
+                    s.close()
+                else:
+                    self._primer = s
+
+    def close(self) -> None:
+        if self._primer is not None:
+            self._primer.close()
+            self._primer = None
 
     def refresh(self) -> None:
         self.offset_ns = realtime_offset()

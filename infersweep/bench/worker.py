@@ -78,6 +78,7 @@ class Worker:
 
     async def run(self) -> dict:
         loop = asyncio.get_running_loop()
+        self.clock.prime()  # kernel stamping on before any measured byte arrives
         watchdog = loop.create_task(self._watchdog())
         if self.warm is not None and len(self.warm.plan):
             await self._closed(self.warm, self.shared.next_warm, record=False)
@@ -103,6 +104,7 @@ class Worker:
         lagmon.cancel()
         watchdog.cancel()
         self.pool.close()
+        self.clock.close()
         self.records = [self._record(*d) for d in self.done]
         return {"worker": self.wid, "cpu_s": cpu1 - cpu0, "wall_s": (wall1 - wall0) / 1e9,
                 "chunks": self.chunks, "connections": self.pool.opened,

@@ -334,3 +334,15 @@ def test_user_mode_never_asks_for_stamps_and_summaries_merge():
     assert merge_timestamps([s, u])["source"] == "mixed"
     assert merge_timestamps([u])["source"] == "user"
     assert merge_timestamps([s, s])["read_delay_us"]["p99"] == s["read_delay_us"]["p99"]
+
+
+def test_prime_holds_one_stamped_socket_until_closed():
+    c = ArrivalClock("auto")
+    c.prime()
+    if httpconn.kernel_timestamps_available():
+        assert c._primer is not None
+    c.close()
+    assert c._primer is None
+    u = ArrivalClock("user")
+    u.prime()
+    assert u._primer is None
