@@ -217,8 +217,8 @@ def case(client: str, conc: int, n: int, args, tmp: Path) -> dict:
     try:
         srv.reset()
         venv, tok = Path(args.peers_venv or "."), Path(args.tokenizer_dir or ".")
-        if client == "infersweep":
-            rep = cf.run_ours(srv.url, conc, n, 1, tmp)
+        if client.startswith("infersweep"):  # "infersweep-user": user-space clock, like the peers
+            rep = cf.run_ours(srv.url, conc, n, 1, tmp, "user" if client.endswith("-user") else None)
             rep["tpot_mean"], rep["tpot_p99"] = _tpot(tmp)
         elif client == "aiperf":
             rep = run_aiperf(venv, tok, srv.url, conc, n, tmp)
@@ -244,7 +244,7 @@ def table_row(res: dict) -> str:
     def err(a, b):
         return "-" if a is None else f"{100 * (a - b) / b:+.1f}"
 
-    if res["client"] == "infersweep":  # its per-request figure is TPOT, its ITL is per chunk
+    if res["client"].startswith("infersweep"):  # its per-request figure is TPOT, its ITL is per chunk
         per_req, pooled = (r.get("tpot_mean"), r.get("tpot_p99")), (r["itl_mean"], r["itl_p99"])
     else:
         per_req, pooled = (r["itl_mean"], r["itl_p99"]), (r.get("icl_mean"), r.get("icl_p99"))
@@ -287,7 +287,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="aiperf and guidellm side by side with infersweep "
                                              "against the simulator's ground truth")
     ap.add_argument("--peers", nargs="*", default=["aiperf", "guidellm"],
-                    choices=["infersweep", "aiperf", "guidellm"])
+                    choices=["infersweep", "infersweep-user", "aiperf", "guidellm"])
     ap.add_argument("--conc", type=int, nargs="*", default=[64, 256])
     ap.add_argument("--itl-ms", type=float, default=20.0)
     ap.add_argument("--num-prompts", type=int, default=0, help="override N = max(4C, 200)")
