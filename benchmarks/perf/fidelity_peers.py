@@ -5,6 +5,10 @@ never share the project's environment. Both run fully offline: the only address 
 the loopback simulator, and the tokenizer is the word-level one ``fidelity_tokenizer.py``
 writes (its word counts equal the simulator's).
 
+    VENV/bin/python benchmarks/perf/fidelity_tokenizer.py TOKDIR
+    python benchmarks/perf/fidelity_peers.py --peers infersweep infersweep-user aiperf guidellm \
+        --conc 64 256 1024 --peers-venv VENV --tokenizer-dir TOKDIR [--lock FILE] [--json-out F]
+
 Each ``run_*`` returns the client's reported figures, keyed like infersweep's:
 
 * ``itl_mean`` / ``itl_p99``: the client's headline ITL. For both peers that is a per-request
