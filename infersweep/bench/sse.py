@@ -50,6 +50,20 @@ class SSEParser:
                 out.append(ev)
         return out
 
+    def single_data(self, data: bytes) -> bytes | None:
+        """The data of ``data`` if it is exactly one ``data: ...`` event, else None.
+
+        The streaming fast path: with nothing buffered, a read that is one whole
+        ``data: X\n\n`` event (no other line, no CR) dispatches exactly what :meth:`feed`
+        would, without splitting or building an :class:`Event`. None means "unsure": the
+        caller must then use :meth:`feed`, which also keeps the parser's state right.
+        """
+        if (self._buf or self._cr or not data.startswith(b"data: ")
+                or data.find(b"\n") != len(data) - 2 or not data.endswith(b"\n\n")
+                or b"\r" in data):
+            return None
+        return data[6:-2]
+
     def pending(self) -> bytes:
         """Bytes of an event not yet terminated by a blank line."""
         return self._buf

@@ -49,6 +49,10 @@ class StreamSink(Sink):
             if len(self.err_body) < 2048:
                 self.err_body += data[: 2048 - len(self.err_body)]
             return
+        one = self.sse.single_data(data)  # the usual read: one whole `data:` event
+        if one is not None:
+            self._event(one, "message", t)
+            return
         for ev in self.sse.feed(data):
             self._event(ev.data, ev.event, t)
 
@@ -72,15 +76,14 @@ class StreamSink(Sink):
             self._set_error("stream_error", f"error event mid-stream: {msg}"[:300])
             return
         self.last_event_t = t
-        usage = obj.get("usage")
+        ct, pt = _usage_counts(obj.get("usage"))
         choices = obj.get("choices")
         if choices:
-            n = -1
-            if usage:
-                ct = usage.get("completion_tokens")
-                if isinstance(ct, int):
-                    n = ct - self._cum
-                    self._cum = ct
+            if ct is None:
+                n = -1
+            else:
+                n = ct - self._cum
+                self._cum = ct
             self.chunk_t.append(t)
             self.chunk_tok.append(n)
             c0 = choices[0]
@@ -89,13 +92,10 @@ class StreamSink(Sink):
                 self.text_chunks += 1
                 if self.keep_text:
                     self.text.append(txt)
-        if usage:
-            ct = usage.get("completion_tokens")
-            if isinstance(ct, int):
-                self.usage_out = ct
-            pt = usage.get("prompt_tokens")
-            if isinstance(pt, int):
-                self.usage_in = pt
+        if ct is not None:
+            self.usage_out = ct
+        if pt is not None:
+            self.usage_in = pt
 
     def _set_error(self, cls: str, msg: str) -> None:
         self.error_class = cls
@@ -124,3 +124,12 @@ class StreamSink(Sink):
         elif self.usage_out is None:
             self._set_error("missing_usage",
                             "stream ended without a usage object (completion_tokens unknown)")
+
+
+def _usage_counts(usage) -> tuple[int | None, int | None]:
+    """(completion_tokens, prompt_tokens) of a ``usage`` value; None where not an int."""
+    if usage.__class__ is not dict:
+        return None, None
+    ct = usage.get("completion_tokens")
+    pt = usage.get("prompt_tokens")
+    return (ct if ct.__class__ is int else None), (pt if pt.__class__ is int else None)

@@ -1,4 +1,6 @@
 import asyncio
+import contextlib
+import errno
 import socket
 import struct
 
@@ -346,3 +348,97 @@ def test_prime_holds_one_stamped_socket_until_closed():
     u = ArrivalClock("user")
     u.prime()
     assert u._primer is None
+
+
+CHUNK_CASES = [
+    b"5\r\nhello\r\n", b"1;ext=1\r\n \r\n", b"0\r\n\r\n", b"5\r\nhel", b"5\r\nhello\r\n3\r\nabc\r\n",
+    b"5\r\nhello\r\n0\r\n\r\n", b"zz\r\nhello\r\n", b"\r\nhello\r\n", b"5\r\nhelloXY",
+    b"5\r\nhello\r", b"a\r\n0123456789\r\n",
+]
+
+
+@pytest.mark.parametrize("wire", CHUNK_CASES)
+def test_single_chunk_fast_path_agrees_with_the_general_parser(wire):
+    fast = httpconn._single_chunk(wire)
+    if fast is None:
+        return  # declined: the general parser handles it (covered by the split tests)
+
+    async def go():
+        conn, _ = new_conn()
+        sink = Rec()
+        conn.request(b"GET / HTTP/1.1\r\n\r\n", b"", sink)
+        conn._parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + wire, 1, sink)
+        return sink.body
+
+    assert asyncio.run(go()) == fast
+
+
+def test_one_whole_chunk_per_read_takes_the_fast_path_and_keeps_state():
+    async def go():
+        conn, _ = new_conn()
+        sink = Rec()
+        fut = conn.request(b"GET / HTTP/1.1\r\n\r\n", b"", sink)
+        conn.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 1)
+        for k, piece in enumerate((b"hello", b" ", b"world")):
+            conn.feed(b"%x\r\n%b\r\n" % (len(piece), piece), 2 + k)
+        conn.feed(b"3\r\nab", 5)        # a partial chunk: general parser, bytes buffered
+        conn.feed(b"c\r\n", 6)          # buffered: not the fast path
+        conn.feed(b"1\r\n!\r\n", 7)     # fast path again
+        conn.feed(b"0\r\n\r\n", 8)      # the last chunk: general parser
+        await fut
+        return sink, conn
+
+    sink, conn = asyncio.run(go())
+    assert sink.body == b"hello worldabc!"
+    assert sink.times == [1, 2, 3, 4, 5, 6, 7]
+    assert conn.reusable
+
+
+class _NeverConnects(socket.socket):
+    """A socket whose connect stays pending (its send buffer is full, so never writable)."""
+
+    def connect_ex(self, addr):
+        return errno.EINPROGRESS
+
+
+def test_sock_connect_times_out_at_the_deadline():
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        while True:
+            a.send(b"x" * 65536)
+    sock = _NeverConnects(fileno=a.detach())
+
+    async def go():
+        loop = asyncio.get_running_loop()
+        with pytest.raises(TimeoutError):
+            await httpconn.sock_connect(loop, sock, ("127.0.0.1", 9), loop.time() + 0.05)
+
+    try:
+        asyncio.run(go())
+    finally:
+        sock.close()
+        b.close()
+
+
+def test_pool_connect_refused_and_success():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]  # nothing listens here once closed
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    async def go():
+        with pytest.raises(HTTPError) as ei:
+            await httpconn.Pool("127.0.0.1", closed_port).acquire()
+        assert ei.value.error_class == "connect_error"
+        pool = httpconn.Pool("127.0.0.1", listener.getsockname()[1], clock=ArrivalClock("user"))
+        conn = await pool.acquire()
+        assert pool.opened == 1 and not conn.closed
+        conn.close()
+
+    try:
+        asyncio.run(go())
+    finally:
+        listener.close()

@@ -1,3 +1,5 @@
+import pytest
+
 from infersweep.bench.sse import SSEParser
 
 
@@ -51,3 +53,37 @@ def test_id_retry_and_unknown_fields_ignored_and_dataless_event_dropped():
     evs, p = feed_all([b"id: 7\nretry: 10\nfoo: bar\n\ndata: z\nid: 8\n\ndata: partial"])
     assert [e.data for e in evs] == [b"z"]
     assert p.pending() == b"data: partial"
+
+
+SINGLE_CASES = [
+    b"data: x\n\n", b"data: \n\n", b'data: {"a":1}\n\n', b"data: [DONE]\n\n",
+    b"data:x\n\n",            # no space: not the fast shape
+    b"data: a\ndata: b\n\n",  # two lines
+    b"data: a\r\n\r\n", b"data: a\r\r", b"data: a\rb\n\n",  # CR line ends
+    b": ping\n\n", b"event: error\ndata: x\n\n", b"data: a\n\ndata: b\n\n",
+    b"data: a\n", b"data: a", b"\n\n", b"",
+]
+
+
+@pytest.mark.parametrize("data", SINGLE_CASES)
+def test_single_data_fast_path_agrees_with_feed_or_declines(data):
+    fast = SSEParser().single_data(data)
+    evs = SSEParser().feed(data)
+    if fast is not None:
+        assert [(e.data, e.event) for e in evs] == [(fast, "message")]
+
+
+def test_single_data_accepts_only_the_plain_shape():
+    assert SSEParser().single_data(b"data: x\n\n") == b"x"
+    for data in (b"data:x\n\n", b"data: a\ndata: b\n\n", b"data: a\r\n\r\n", b"data: a\rb\n\n",
+                 b"data: a\n\ndata: b\n\n", b"data: a\n"):
+        assert SSEParser().single_data(data) is None
+
+
+def test_single_data_declines_while_the_parser_holds_bytes():
+    p = SSEParser()
+    assert p.feed(b"data: hal") == []
+    assert p.single_data(b"data: x\n\n") is None  # would drop the buffered half event
+    assert [e.data for e in p.feed(b"f\n\n")] == [b"half"]
+    p.feed(b"data: a\r")  # a CR that may be half of CRLF
+    assert p.single_data(b"data: x\n\n") is None

@@ -77,3 +77,34 @@ def test_chat_text_and_role_only_first_delta_counts_as_chunk():
 def test_final_event_without_blank_line_is_dispatched():
     s = run([chunk(), b'data: {"choices":[],"usage":{"completion_tokens":1}}'])
     assert not s.error_class and s.usage_out == 1
+
+
+def test_fast_and_general_paths_give_the_same_record():
+    """Whole single-event reads take the fast path; the same bytes split across reads (or
+    packed into one read) go through the general parser: the results must agree."""
+    events = [chunk(usage={"prompt_tokens": 7, "completion_tokens": k}) for k in (1, 2, 3)]
+    events += [chunk(usage={"prompt_tokens": 7, "completion_tokens": 3}, choices=False),
+               b"data: [DONE]\n\n"]
+    one_per_read = run(events)
+    wire = b"".join(events)
+    byte_per_read = run([wire[i : i + 1] for i in range(len(wire))])
+    all_in_one = run([wire])
+    for s in (one_per_read, byte_per_read):
+        assert not s.error_class
+        assert s.chunk_tok == [1, 1, 1] and s.usage_out == 3 and s.usage_in == 7
+        assert s.text_chunks == 3
+    assert all_in_one.chunk_tok == [1, 1, 1] and all_in_one.usage_out == 3
+
+
+def test_fast_path_still_sees_errors_and_bad_json():
+    s = run([chunk(), b'data: {"error":{"message":"oom"}}\n\n'])
+    assert s.error_class == "stream_error" and "oom" in s.error
+    assert run([b"data: {not json\n\n"]).error_class == "malformed_sse"
+    assert run([b"data: [1,2]\n\n"]).error_class == "malformed_sse"
+
+
+def test_non_integer_usage_counts_are_ignored():
+    s = run([chunk(usage={"completion_tokens": "3", "prompt_tokens": True}),
+             chunk(usage=[1, 2]), b"data: [DONE]\n\n"])
+    assert s.chunk_tok == [-1, -1]
+    assert s.error_class == "missing_usage"
