@@ -442,3 +442,28 @@ def test_pool_connect_refused_and_success():
         asyncio.run(go())
     finally:
         listener.close()
+
+
+class _ConnectsAtOnce(socket.socket):
+    """A connect that reports EINPROGRESS, then EISCONN when asked again (loopback's usual)."""
+
+    def connect_ex(self, addr):
+        self.calls = getattr(self, "calls", 0) + 1
+        return errno.EINPROGRESS if self.calls == 1 else errno.EISCONN
+
+
+def test_sock_connect_does_not_wait_for_a_handshake_that_already_completed():
+    sock = _ConnectsAtOnce()
+
+    class NoWaitLoop:
+        def create_future(self):
+            raise AssertionError("should not wait for writability")
+
+    coro = httpconn.sock_connect(NoWaitLoop(), sock, ("127.0.0.1", 9), 0.0)
+    try:
+        with pytest.raises(StopIteration):  # finished without suspending
+            coro.send(None)
+        assert sock.calls == 2
+    finally:
+        coro.close()
+        sock.close()
