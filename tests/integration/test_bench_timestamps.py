@@ -11,7 +11,7 @@ import pytest
 
 from infersweep.bench.httpconn import ArrivalClock, Pool, build_head
 from infersweep.bench.stream import StreamSink
-from tests.integration.test_bench_sim import FAST, Sim, bench
+from tests.integration.simharness import FAST, Sim, bench
 
 pytestmark = pytest.mark.integration
 LINUX = sys.platform.startswith("linux")

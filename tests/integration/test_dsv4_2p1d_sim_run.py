@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.integration.test_bench_sim import Sim
+from tests.integration.simharness import Sim
 
 pytestmark = pytest.mark.integration
 
