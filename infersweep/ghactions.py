@@ -17,8 +17,8 @@ def format_output(name: str, value: str, *, multiline: bool = False) -> str:
     return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
 
 
-def _append(path: str | None, env: str, text: str) -> bool:
-    path = path or os.environ.get(env)
+def append(path: str | None, text: str) -> bool:
+    """Append ``text`` to the file GitHub reads (outputs, summary); False without a path."""
     if not path:
         return False
     with open(path, "a", encoding="utf-8") as fh:
@@ -28,10 +28,11 @@ def _append(path: str | None, env: str, text: str) -> bool:
 
 def set_outputs(values: dict[str, str], path: str | None = None) -> bool:
     """Append outputs to ``path`` (default ``$GITHUB_OUTPUT``); False when there is none."""
-    return _append(path, "GITHUB_OUTPUT",
-                   "".join(format_output(k, v) for k, v in values.items()))
+    return append(path or os.environ.get("GITHUB_OUTPUT"),
+                  "".join(format_output(k, v) for k, v in values.items()))
 
 
 def add_summary(markdown: str, path: str | None = None) -> bool:
     """Append markdown to the step summary (default ``$GITHUB_STEP_SUMMARY``)."""
-    return _append(path, "GITHUB_STEP_SUMMARY", markdown.rstrip("\n") + "\n\n")
+    return append(path or os.environ.get("GITHUB_STEP_SUMMARY"),
+                  markdown.rstrip("\n") + "\n\n")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from infersweep import ghactions
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 
 
@@ -143,8 +144,7 @@ def _write_summary(path: str, results) -> None:
         verdict = "✅ fetchable" if r.status == "ok" else (
             "⏭️ skipped" if r.ok else f"❌ {r.message}".replace("|", "\\|"))
         lines.append(f"| `{r.name}` | `{r.commit or '-'}` | {r.repository} | {verdict} |")
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n\n")
+    ghactions.add_summary("\n".join(lines), path)
 
 
 @pins.command()

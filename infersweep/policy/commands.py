@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from infersweep import ghactions
 from infersweep.diagnostics import Diagnostic, InputError
 
 
@@ -45,12 +46,6 @@ def _message_from_git(repo_dir: str, sha: str) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
-
-
-def _append(path: str | None, text: str) -> None:
-    if path:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text)
 
 
 @policy.command()
@@ -95,8 +90,8 @@ def decide(event_path, event_name, head_commit_message, repo_dir, repository, ru
                                      path=event_path)
     decision = decide_facts(facts)
     click.echo(json.dumps(decision.to_dict(), indent=2, sort_keys=False))
-    _append(github_output, render_output(decision))
-    _append(step_summary, render_summary(decision))
+    ghactions.append(github_output, render_output(decision))
+    ghactions.append(step_summary, render_summary(decision))
     if decision.decision == "error":
         raise InputError(Diagnostic(event_path, 0, 0, decision.reason,
                                     "fix the PR labels and re-run", "policy-labels"))
