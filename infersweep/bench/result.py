@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 
 import orjson
 
 from infersweep import __version__
+from infersweep.atomic import write_atomic
 
 
 def default_filename(backend: str, rate: float, concurrency: int | None, model: str,
@@ -53,9 +53,8 @@ def build(*, args, summary: dict, input_lens, output_lens, start_unix: float, en
 
 
 def write(path: str, obj: dict) -> None:
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2))
+    """Write the result JSON atomically (a crash never leaves half a result)."""
+    write_atomic(path, orjson.dumps(obj, option=orjson.OPT_INDENT_2))
 
 
 def now_date() -> str:

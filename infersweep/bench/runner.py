@@ -15,6 +15,7 @@ import click
 import numpy as np
 import orjson
 
+from infersweep.atomic import atomic_writer
 from infersweep.bench import dataset, httpconn, metrics, probe, result
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
 from infersweep.bench.worker import Shared, WorkerSpec, worker_main
@@ -344,7 +345,7 @@ def _write_records(path, records, a, duration, chat, selected, pcts) -> None:
     meta = {"meta": {"num_prompts": a.num_prompts, "duration": duration, "chat": chat,
                      "percentile_metrics": selected, "metric_percentiles": pcts,
                      "times": "seconds from benchmark start; chunk_gaps_us from start_s"}}
-    with open(path, "wb") as f:
+    with atomic_writer(path) as f:
         f.write(orjson.dumps(meta) + b"\n")
         for r in records:
             f.write(orjson.dumps(r) + b"\n")
