@@ -14,16 +14,38 @@ GSM8K = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gsm8k"
 FAST = ["--fixed-ttft-ms", "5", "--fixed-itl-ms", "2"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Below the kernel's ephemeral range (32768+ on Linux), so the client sockets of other tests
+# never hold a port a simulator is about to listen on.
+_PORTS = range(20000, 32000, 8)
+
+
+def free_port(span: int = 1) -> int:
+    """A free loopback port P with P..P+span-1 all free (a cluster listens on consecutive
+    ports: the front end, then its workers)."""
+    import random
+
+    for base in random.sample(_PORTS, len(_PORTS)):
+        socks = []
+        try:
+            for port in range(base, base + span):
+                s = socket.socket()
+                socks.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise AssertionError("no free block of loopback ports")
 
 
 def wait_health(url: str, proc, timeout: float = 20) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        assert proc.poll() is None, "simulator exited early"
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise AssertionError(f"simulator exited early ({proc.returncode}): {err[-2000:]}")
         try:
             with urllib.request.urlopen(url + "/health", timeout=1) as r:
                 if r.status == 200:
@@ -35,7 +57,7 @@ def wait_health(url: str, proc, timeout: float = 20) -> None:
 
 class Sim:
     def __init__(self, *args: str, cmd: str = "serve"):
-        self.port = free_port()
+        self.port = free_port(span=4)
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "infersweep", "sim", cmd, "--port", str(self.port),
