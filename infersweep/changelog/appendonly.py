@@ -12,6 +12,7 @@ import json
 from infersweep.config.catalog import Catalog
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.generate import SCENARIO_TYPES
+from infersweep.matrix.rows import concs
 
 _POINT_FIELDS = ("conc", "exp-name", "recipe-fingerprint")
 
@@ -21,12 +22,9 @@ def _error(message: str, hint: str = "") -> InputError:
                                  "changelog-append-only"))
 
 
-def _curve(row: dict) -> str:
+def curve_key(row: dict) -> str:
+    """A row without its points: rows with equal keys are points of one curve."""
     return json.dumps({k: v for k, v in row.items() if k not in _POINT_FIELDS}, sort_keys=True)
-
-
-def _points(row: dict) -> list[int]:
-    return list(row["conc"]) if isinstance(row["conc"], list) else [row["conc"]]
 
 
 def _series(row: dict) -> str:
@@ -47,9 +45,9 @@ def delta(base_rows: list[dict], head_rows: list[dict]) -> list[dict]:
     base: dict[str, set[int]] = {}
     head: dict[str, set[int]] = {}
     for row in base_rows:
-        base.setdefault(_curve(row), set()).update(_points(row))
+        base.setdefault(curve_key(row), set()).update(concs(row))
     for row in head_rows:
-        head.setdefault(_curve(row), set()).update(_points(row))
+        head.setdefault(curve_key(row), set()).update(concs(row))
     if not base:
         raise _error("append-only needs an existing curve at the base revision",
                      "use a regular entry for a new configuration")
@@ -67,8 +65,8 @@ def delta(base_rows: list[dict], head_rows: list[dict]) -> list[dict]:
     out: list[dict] = []
     emitted: dict[str, set[int]] = {}
     for row in head_rows:
-        key = _curve(row)
-        new = [c for c in _points(row) if c not in base.get(key, set())
+        key = curve_key(row)
+        new = [c for c in concs(row) if c not in base.get(key, set())
                and c not in emitted.get(key, set())]
         if not new:
             continue

@@ -104,13 +104,6 @@ def _entry_defaults(entry: dict) -> dict:
     return out
 
 
-def _curve(row: dict) -> str:
-    import json
-
-    return json.dumps({k: v for k, v in row.items() if k not in ("conc", "exp-name")},
-                      sort_keys=True)
-
-
 def trim_conc(rows: list[dict]) -> list[dict]:
     """Keep one point per curve, the lowest concurrency (a smoke run, not a sweep)."""
     out: list[dict] = []
@@ -119,7 +112,7 @@ def trim_conc(rows: list[dict]) -> list[dict]:
         if row.get("prefill") is not None:
             out.append(dict(row, conc=[min(row["conc"])]) if len(row["conc"]) > 1 else row)
             continue
-        curves.setdefault(_curve(row), []).append(len(out))
+        curves.setdefault(appendonly.curve_key(row), []).append(len(out))
         out.append(row)
     drop = {i for idxs in curves.values() for i in idxs
             if i != min(idxs, key=lambda j: out[j]["conc"])}

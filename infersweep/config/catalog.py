@@ -39,9 +39,6 @@ class Catalog:
     sources: dict[str, YamlDoc] = field(default_factory=dict)  # key -> document it came from
     warnings: list[Diagnostic] = field(default_factory=list)
 
-    def doc_for(self, key: str) -> YamlDoc:
-        return self.sources[key]
-
 
 def default_config_files(root: str | Path = ".") -> list[Path]:
     return sorted(Path(root, CONFIG_DIR).glob(MASTER_GLOB))

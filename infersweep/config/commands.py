@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
-from infersweep.diagnostics import InputError
 
 
 @click.command()
@@ -36,5 +35,3 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     click.echo(f"ok: {n} config key{'s' if n != 1 else ''} in {len(files) or 0} file(s), "
                f"{len(catalog.runners.labels)} runner labels ({runner_file})")
 
-
-__all__ = ["validate", "InputError"]

@@ -83,8 +83,7 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
         return doc.diag(pointer + (inst,), f"key {_describe(inst)} contains a glob character",
                         "'*', '?', '[' and ']' are reserved for changelog globs", rule="schema",
                         key=True)
-    if validator == "pattern" and field in ("additional-settings",) or (
-            validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings"):
+    if validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings":
         return doc.diag(pointer, f"setting {_describe(inst)} is not of the form KEY=VALUE with a "
                         "shell-safe KEY", "KEY must match [A-Za-z_][A-Za-z0-9_]*", rule="schema")
     if validator == "pattern" and field == "pr-link":

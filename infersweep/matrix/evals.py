@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from infersweep.matrix.rows import concs
+
 MIN_EVAL_CONC = 16
 EVAL_SEQ = (8192, 1024)
 _TOPOLOGY_IGNORES = {"conc", "run-eval", "eval-only", "eval-conc", "eval-all-concs", "exp-name"}
@@ -29,11 +31,6 @@ def _is_eval_seq(row: dict) -> bool:
 def _topology(row: dict) -> str:
     return json.dumps({k: v for k, v in row.items() if k not in _TOPOLOGY_IGNORES},
                       sort_keys=True)
-
-
-def _concs(row: dict) -> list[int]:
-    c = row["conc"]
-    return list(c) if isinstance(c, list) else [c]
 
 
 def mark(rows: list[dict], *, include_agentic: bool) -> None:
@@ -57,20 +54,20 @@ def mark(rows: list[dict], *, include_agentic: bool) -> None:
         elif _is_eval_seq(row):
             if _is_multi(row):
                 multi.setdefault(_topology(row), []).append(i)
-            elif any(c >= MIN_EVAL_CONC for c in _concs(row)):
+            elif any(c >= MIN_EVAL_CONC for c in concs(row)):
                 key = (row["model"], row["runner"], row["framework"], row["precision"],
                        row["isl"], row["osl"], row["spec-decoding"], row["dp-attn"])
                 single.setdefault(key, []).append(i)
 
     for members in single.values():
-        values = sorted({c for i in members for c in _concs(rows[i]) if c >= MIN_EVAL_CONC})
+        values = sorted({c for i in members for c in concs(rows[i]) if c >= MIN_EVAL_CONC})
         targets = {values[-1], values[len(values) // 2]}
-        selected.update(i for i in members if set(_concs(rows[i])) & targets)
+        selected.update(i for i in members if set(concs(rows[i])) & targets)
 
     def highest(members: list[int], floor: int) -> None:
         best, best_i = None, None
         for i in members:
-            eligible = [c for c in _concs(rows[i]) if c >= floor]
+            eligible = [c for c in concs(rows[i]) if c >= floor]
             if eligible and (best is None or max(eligible) > best):
                 best, best_i = max(eligible), i
         if best_i is not None:
@@ -82,7 +79,7 @@ def mark(rows: list[dict], *, include_agentic: bool) -> None:
     for members in ag_multi.values():
         highest(members, MIN_EVAL_CONC)
     for members in ag_single.values():
-        best_i = max(members, key=lambda i: max(_concs(rows[i])))
+        best_i = max(members, key=lambda i: max(concs(rows[i])))
         selected.add(best_i)
 
     for i, row in enumerate(rows):

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infersweep.config.catalog import Catalog
+from infersweep.config.rules import SCENARIOS as SCENARIO_TYPES
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.matrix import evals, rows
 from infersweep.matrix.conc import conc_points, within
 from infersweep.matrix.keys import expand_keys
 
-SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
 EVAL_MODES = ("default", "none", "only")
 
 

@@ -20,6 +20,12 @@ def seq_name(isl: int, osl: int) -> str:
     return _FAMILY_BY_LENS.get((isl, osl), f"{isl}_{osl}")
 
 
+def concs(row: dict) -> list[int]:
+    """A row's concurrencies as a list (single-node rows hold one int, multi-node a list)."""
+    c = row["conc"]
+    return list(c) if isinstance(c, list) else [c]
+
+
 def max_model_len(isl: int, osl: int) -> int:
     return isl + osl + CONTEXT_HEADROOM
 

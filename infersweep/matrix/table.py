@@ -6,7 +6,7 @@ import math
 
 from tabulate import tabulate
 
-from infersweep.matrix.rows import seq_name
+from infersweep.matrix.rows import concs, seq_name
 
 DEFAULT_GPUS_PER_NODE = 8
 
@@ -29,10 +29,6 @@ def topology(row: dict) -> str:
     return par(row)
 
 
-def _concs(row):
-    return row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
-
-
 def _seq(row):
     if row.get("scenario-type") == "agentic-coding":
         return "agentic"
@@ -44,7 +40,7 @@ def matrix_table(pairs) -> str:
     for key, row in pairs:
         table.append([
             key, row["runner"], _seq(row), topology(row),
-            " ".join(str(c) for c in _concs(row)),
+            " ".join(str(c) for c in concs(row)),
             row.get("spec-decoding", "none"),
             "yes" if row.get("run-eval") else "",
         ])
@@ -78,7 +74,7 @@ def explain_table(key: str, catalog, rows: list[dict]) -> str:
         jobs += 1
         node_jobs += nodes
         peak = max(peak, nodes)
-        for c in _concs(row):
+        for c in concs(row):
             points += 1
             evaluated = row.get("run-eval") and (
                 row.get("eval-conc") in (None, c) or row.get("eval-all-concs"))
