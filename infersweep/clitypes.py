@@ -23,7 +23,7 @@ class FiniteFloat(click.FloatRange):
         self.allow_inf = allow_inf
 
     def convert(self, value, param, ctx):
-        rv = click.FloatType.convert(self, value, param, ctx)
+        rv = click.types.FloatParamType.convert(self, value, param, ctx)
         if math.isnan(rv):
             self.fail(f"{value!r} is not a number", param, ctx)
         if math.isinf(rv):
