@@ -15,8 +15,9 @@ PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
 ROW_FIELD = re.compile(r"^row\.([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*)$")
 
 _CONC_KEY = re.compile(r"(?i)^(max[-_]?)?conc(urrenc(y|ies))?([-_](list|values|mult))?$")
+LOOP = re.compile(r"\bfor\s+(\w+)\s+in\s+([^;\n]*)")
 _CONC_TEXT = [
-    (re.compile(r"\bfor\s+(\w+)\s+in\s+([^;\n]*)"), "a loop"),
+    (LOOP, "a loop"),
     (re.compile(r"--(max-)?concurrency\b"), "a concurrency flag"),
     (re.compile(r"\$\{?CONC(_LIST)?\b"), "a concurrency variable"),
 ]
@@ -24,7 +25,7 @@ _CONC_HINT = ("concurrencies come from the matrix row's conc list; the renderer 
               "client invocation per point")
 
 
-def _is_conc_loop(match: re.Match) -> bool:
+def is_conc_loop(match: re.Match) -> bool:
     var, words = match.group(1), match.group(2)
     return ("conc" in var.lower() or "conc" in words.lower()
             or bool(re.fullmatch(r"[\s\d]+", words)))
@@ -42,7 +43,7 @@ def concurrency_literals(doc: YamlDoc) -> list[Diagnostic]:
             continue
         for pattern, what in _CONC_TEXT:
             for m in pattern.finditer(s.text):
-                if what == "a loop" and not _is_conc_loop(m):
+                if what == "a loop" and not is_conc_loop(m):
                     continue
                 out.append(diag_at(doc, s, m.group(0), f"the template holds {what} over "
                                    f"concurrencies ('{m.group(0).strip()}')", _CONC_HINT,
