@@ -25,7 +25,12 @@ def check_recipe(doc: YamlDoc) -> list[Diagnostic]:
         return [Diagnostic(doc.path, 1, 1, "a recipe must be a YAML mapping", rule="recipe")]
     out = schema.validate(doc, schema.RECIPE_SCHEMA) + topology.check(doc, doc.data)
     for s in scalars(doc):
-        if s.is_key or s.pointer != ("benchmark", "command"):
+        if s.is_key:
+            continue
+        for whole, _ in template.placeholders(s):
+            out.append(diag_at(doc, s, whole, f"unfilled placeholder '{whole}'",
+                               "render the template first", "recipe-placeholder"))
+        if s.pointer != ("benchmark", "command"):
             continue
         for m in template.LOOP.finditer(s.text):
             if not template.is_conc_loop(m):
@@ -35,9 +40,6 @@ def check_recipe(doc: YamlDoc) -> list[Diagnostic]:
                                "render the recipe from its matrix row: `infersweep recipe "
                                "render` writes one client invocation per point",
                                "recipe-concurrency"))
-        for whole, _ in template.placeholders(s):
-            out.append(diag_at(doc, s, whole, f"unfilled placeholder '{whole}'",
-                               "render the template first", "recipe-placeholder"))
     return sorted(set(out))
 
 

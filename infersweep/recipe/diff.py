@@ -8,6 +8,8 @@ Key order, quoting, anchors and comments never show up.
 
 from __future__ import annotations
 
+import contextlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +62,6 @@ def _cli(args) -> dict[str, str]:
 
 def _scalar(value) -> Any:
     if isinstance(value, (dict, list)):
-        import json
         return json.dumps(value, sort_keys=True)
     return value
 
@@ -160,11 +161,9 @@ def sections(data: dict) -> dict[str, dict[str, Any]]:
     health = {**_HEALTH_DEFAULT, **(data.get("health_check") or {})}
     for k, v in health.items():
         out["slurm"][f"health_check.{k}"] = _scalar(v)
-    try:
+    with contextlib.suppress(TypeError, ValueError, KeyError):
         out["slurm"]["health deadline (s)"] = int(health["max_attempts"]) * int(
             health["interval_seconds"])
-    except (TypeError, ValueError, KeyError):
-        pass
 
     out["other"]["name"] = data.get("name")
     for k, v in data.items():
@@ -201,21 +200,22 @@ def differences(a: dict, b: dict) -> list[Difference]:
         keys = list(xa) + [k for k in xb if k not in xa]
         for key in keys:
             va, vb = xa.get(key, ABSENT), xb.get(key, ABSENT)
-            if va != vb and not (_same_number(va, vb)):
+            if not _same(va, vb):
                 out.append(Difference(section, key, va, vb))
     return out
 
 
-def _same_number(a, b) -> bool:
-    try:
-        return a is not None and b is not None and float(a) == float(b) and (
-            str(a).replace(".", "", 1).isdigit() and str(b).replace(".", "", 1).isdigit())
-    except (TypeError, ValueError):
-        return False
+def _same(a, b) -> bool:
+    """Equal as srt-slurm reads them: 8 and "8", 0.85 and "0.85" are the same value."""
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    return a == b or (not isinstance(a, bool) and not isinstance(b, bool) and str(a) == str(b))
 
 
 def _show(value) -> str:
-    return "(unset)" if value is ABSENT else str(value)
+    if value is ABSENT:
+        return "(unset)"
+    return '""' if value == "" else str(value)
 
 
 def text_report(diffs: list[Difference], a_name: str, b_name: str) -> str:

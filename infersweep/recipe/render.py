@@ -135,8 +135,8 @@ def _fill(doc: YamlDoc, row: dict, source: str) -> dict:
             value = _lookup(row, fieldname)
             if value is None:
                 problems.append(diag_at(doc, s, whole, f"the row ({rowfit.row_label(row)}) "
-                                        f"has no '{fieldname}'", f"set it in the catalog entry "
-                                        f"or drop the placeholder", "template-placeholder"))
+                                        f"has no '{fieldname}'", "set it in the catalog entry "
+                                        "or drop the placeholder", "template-placeholder"))
                 continue
             if whole == text.strip():
                 whole_value = value
