@@ -17,9 +17,9 @@ ROW_FIELD = re.compile(r"^row\.([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]
 _CONC_KEY = re.compile(r"(?i)^(max[-_]?)?conc(urrenc(y|ies))?([-_](list|values|mult))?$")
 LOOP = re.compile(r"\bfor\s+(\w+)\s+in\s+([^;\n]*)")
 _CONC_TEXT = [
-    (LOOP, "a loop"),
-    (re.compile(r"--(max-)?concurrency\b"), "a concurrency flag"),
-    (re.compile(r"\$\{?CONC(_LIST)?\b"), "a concurrency variable"),
+    (LOOP, "holds a loop over concurrencies"),
+    (re.compile(r"--(max-)?concurrency\b"), "sets a concurrency flag"),
+    (re.compile(r"\$\{?CONC(_LIST)?\b"), "uses a concurrency variable"),
 ]
 _CONC_HINT = ("concurrencies come from the matrix row's conc list; the renderer writes one "
               "client invocation per point")
@@ -43,10 +43,10 @@ def concurrency_literals(doc: YamlDoc) -> list[Diagnostic]:
             continue
         for pattern, what in _CONC_TEXT:
             for m in pattern.finditer(s.text):
-                if what == "a loop" and not is_conc_loop(m):
+                if pattern is LOOP and not is_conc_loop(m):
                     continue
-                out.append(diag_at(doc, s, m.group(0), f"the template holds {what} over "
-                                   f"concurrencies ('{m.group(0).strip()}')", _CONC_HINT,
+                out.append(diag_at(doc, s, m.group(0), f"the template {what} "
+                                   f"('{m.group(0).strip()}')", _CONC_HINT,
                                    "template-concurrency"))
     return out
 
