@@ -67,9 +67,9 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
 @multi_option("--seq-len", "seq_lens", metavar="FAMILY",
               help="With --config-key: sequence families (1k1k, 8k1k or ISL_OSL).")
 @multi_option("--config-files", type=click.Path(path_type=Path),
-              help="With --config-key: master config files (default: configs/*-master.yaml).")
+              help="With --config-key: master config files (default: REPO/configs/*-master.yaml).")
 @click.option("--runner-config", type=click.Path(path_type=Path),
-              help="With --config-key: runners file (default: configs/runners.yaml).")
+              help="With --config-key: runners file (default: REPO/configs/runners.yaml).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root holding benchmarks/multi_node/srt-slurm/.")
 @click.option("--client", default=workload.DEFAULT_CLIENT, show_default=True,
