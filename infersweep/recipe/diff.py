@@ -74,6 +74,10 @@ def _flatten(prefix: str, value, out: dict) -> None:
         out[prefix] = _scalar(value)
 
 
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def _env(value) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
@@ -156,9 +160,9 @@ def sections(data: dict) -> dict[str, dict[str, Any]]:
     for k, v in slurm.items():
         out["slurm"][k] = _scalar(v)
     for section, label in (("sbatch_directives", "sbatch"), ("srun_options", "srun")):
-        for k, v in (data.get(section) or {}).items():
+        for k, v in _mapping(data.get(section)).items():
             out["slurm"][f"{label} --{k}"] = _scalar(v)
-    health = {**_HEALTH_DEFAULT, **(data.get("health_check") or {})}
+    health = {**_HEALTH_DEFAULT, **_mapping(data.get("health_check"))}
     for k, v in health.items():
         out["slurm"][f"health_check.{k}"] = _scalar(v)
     with contextlib.suppress(TypeError, ValueError, KeyError):

@@ -64,7 +64,8 @@ def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
             if f"{name}_{part}" not in res:
                 out.append(doc.diag(("resources",), f"missing 'resources.{name}_{part}'",
                                     f"add '{name}_{part}:'", rule="topology", key=True))
-    config = (data.get("backend") or {}).get("atom_config") or {}
+    backend = data.get("backend") if isinstance(data.get("backend"), dict) else {}
+    config = backend.get("atom_config") or {}
     for name in wanted:
         if isinstance(config, dict) and not config.get(_CONFIG_KEY[name]):
             out.append(doc.diag(("backend", "atom_config"),
