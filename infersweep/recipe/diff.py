@@ -152,7 +152,7 @@ def sections(data: dict) -> dict[str, dict[str, Any]]:
         out["benchmark"]["client"] = parsed.client
         out["benchmark"]["concurrencies"] = " ".join(parsed.points) if parsed.points else None
         for flag, value in parsed.options.items():
-            out["benchmark"][flag] = value
+            out["benchmark"][flag] = value if value != "" else "(flag)"
         for statement in parsed.statements:
             out["benchmark"][f"statement: {statement}"] = "present"
 

@@ -48,6 +48,11 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
         out.append(doc.diag(pointer, f"row ({label}) does not fit: {message}", hint,
                             rule="row-fit", key=key))
 
+    if row.get("eval-only"):
+        row_err("an eval-only row has no throughput points to render",
+                "templates generate the throughput benchmark; run evals separately",
+                "row-eval-only")
+        return out
     if row.get("scenario-type", "fixed-seq-len") != "fixed-seq-len":
         row_err(f"scenario '{row.get('scenario-type')}' has no srt-slurm template",
                 "only fixed-seq-len rows are rendered")
