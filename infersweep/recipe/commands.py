@@ -16,7 +16,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.recipe import check as checks
 from infersweep.recipe import diff as differ
 from infersweep.recipe import workload
-from infersweep.recipe.render import load_rows, render_row
+from infersweep.recipe.render import CONFIG_FILE, TEMPLATE_ROOT, load_rows, render_row
 from infersweep.yamldoc import load_yaml
 
 
@@ -169,14 +169,24 @@ def diff(a, b, fmt, exit_code):
 
 
 @recipe.command("check")
-@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("files", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--kind", type=click.Choice(checks.KINDS), default="auto", show_default=True,
               help="auto: a file with a benchmark command and no {{ row.* }} placeholder is a "
                    "rendered recipe, anything else a template.")
-def check(files, kind):
-    """Validate recipe templates and rendered recipes; list every error, exit 1 on any."""
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Repository root (used when no FILES are given).")
+def check(files, kind, repo):
+    """Validate recipe templates and rendered recipes; list every error, exit 1 on any.
+
+    Without FILES: every template under benchmarks/multi_node/srt-slurm/, and every row of
+    the catalog (configs/*-master.yaml) that names one must render.
+    """
     problems, counts = [], {"template": 0, "recipe": 0}
-    for path in files:
+    paths = list(files) or sorted((repo / TEMPLATE_ROOT).rglob("*.yaml"))
+    if not paths:
+        raise InputError(Diagnostic(str(repo / TEMPLATE_ROOT), 0, 0, "no templates to check",
+                                    "give FILES, or --repo at the repository root", "io"))
+    for path in paths:
         try:
             doc = load_yaml(path)
         except InputError as exc:
@@ -185,6 +195,30 @@ def check(files, kind):
         found_kind, found = checks.check(doc, kind)
         counts[found_kind] += 1
         problems.extend(found)
+    rendered = 0
+    if not files:
+        rows = _catalog_rows_with_templates(repo)
+        for key, row in rows:
+            try:
+                render_row(row, repo, source=key)
+                rendered += 1
+            except InputError as exc:
+                problems.extend(exc.diagnostics)
     if problems:
-        raise InputError(problems)
-    click.echo(f"ok: {counts['template']} template(s), {counts['recipe']} recipe(s)")
+        raise InputError(sorted(set(problems), key=lambda d: (d.path, d.line, d.col)))
+    text = f"ok: {counts['template']} template(s), {counts['recipe']} recipe(s)"
+    click.echo(text + (f", {rendered} catalog row(s) render" if not files else ""))
+
+
+def _catalog_rows_with_templates(repo: Path) -> list[tuple[str, dict]]:
+    from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
+    from infersweep.matrix.generate import Selection, generate_keyed
+    from infersweep.recipe.rowfit import settings
+
+    files = default_config_files(repo)
+    if not files:
+        return []
+    catalog = load_catalog(files, default_runner_file(repo), strict_runners=False)
+    pairs = generate_keyed(catalog, Selection(evals="none"))
+    return [(key, row) for key, row in pairs
+            if any(CONFIG_FILE in settings(row.get(r) or {}) for r in ("prefill", "decode"))]

@@ -19,6 +19,12 @@ def test_shipped_templates_pass(run_cli):
     assert (code, out, err) == (0, "ok: 2 template(s), 0 recipe(s)\n", "")
 
 
+def test_without_files_every_template_and_catalog_row_is_checked(run_cli, repo_root):
+    code, out, err = run_cli("recipe", "check", "--repo", repo_root)
+    assert (code, err) == (0, "")
+    assert out == "ok: 2 template(s), 0 recipe(s), 2 catalog row(s) render\n"
+
+
 def test_rendered_recipes_pass(run_cli, tmp_path, dsv4_rows, repo_root):
     import json
     for i, row in enumerate(dsv4_rows):
