@@ -210,10 +210,19 @@ def differences(a: dict, b: dict) -> list[Difference]:
 
 
 def _same(a, b) -> bool:
-    """Equal as srt-slurm reads them: 8 and "8", 0.85 and "0.85" are the same value."""
+    """Equal as the receiving program reads them: 8 and "8", 1.0 and "1" are the same value."""
     if a is ABSENT or b is ABSENT:
         return a is b
-    return a == b or (not isinstance(a, bool) and not isinstance(b, bool) and str(a) == str(b))
+    if a == b:
+        return True
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if str(a) == str(b):
+        return True
+    try:
+        return float(a) == float(b)  # "1.0" and "1" reach argparse as the same number
+    except (TypeError, ValueError):
+        return False
 
 
 def _show(value) -> str:

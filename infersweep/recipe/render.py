@@ -155,11 +155,18 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
                client: str = workload.DEFAULT_CLIENT,
                result_dir: str = workload.DEFAULT_RESULT_DIR) -> Rendered:
     """The recipe ``srtctl apply`` runs for ``row``, validated against its schema."""
-    problems = validate_data(row, "matrix-row")
+    # a matrix row, plus optionally the workflow's range ratio (InferenceX's input name)
+    problems = validate_data({k: v for k, v in row.items() if k != workload.RANGE_RATIO_FIELD},
+                             "matrix-row")
     if problems:
         raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
                                      "pass a row from `infersweep matrix`", "row-schema")
                           for p in problems])
+    ratio = row.get(workload.RANGE_RATIO_FIELD, workload.DEFAULT_RANGE_RATIO)
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
+        raise InputError(Diagnostic(source, 0, 0, f"{workload.RANGE_RATIO_FIELD} must be a "
+                                    f"number in (0, 1], got {json.dumps(ratio)}",
+                                    "lengths are drawn from [floor(r*L), L]", "row-schema"))
     concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
     if len(set(concs)) != len(concs):
         raise InputError(Diagnostic(source, 0, 0, f"row lists a concurrency twice: {concs}",

@@ -130,7 +130,10 @@ def test_range_ratio_from_the_row_wins(dsv4_rows):
     row = dict(dsv4_rows[0])
     assert workload.from_row(row).range_ratio == workload.DEFAULT_RANGE_RATIO == 0.8
     row[workload.RANGE_RATIO_FIELD] = 1.0
-    assert workload.from_row(row).range_ratio == 1.0
+    r = render_row(row, REPO)
+    assert r.workload.range_ratio == 1.0
+    assert command.parse(r.recipe["benchmark"]["command"]).options[
+        "--random-range-ratio"] == "1"
 
 
 def test_narrowed_row_renders_only_its_points(dsv4_rows):
