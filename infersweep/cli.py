@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "pins": "infersweep.pins.commands:pins",
     "bench": "infersweep.bench.commands:bench",
     "sim": "infersweep.sim.commands:sim",
+    "recipe": "infersweep.recipe.commands:recipe",
 }
 
 

@@ -119,7 +119,7 @@ def check_case(case: Case, folder: Path, run_inprocess, monkeypatch) -> None:
     assert case.message in output, f"{case.message!r} not in:\n{output}"
     for rel in case.absent:
         assert not (folder / _subst(rel, folder)).exists(), f"{rel} was left behind"
-    written = set(case.files) | {str(Path(f).parent) for f in case.files} | {"."}
+    written = set(case.files) | {str(p) for f in case.files for p in Path(f).parents}
     allowed = {_subst(c, folder) for c in case.created}
     new = _tree(folder) - before - written - allowed
     new = {p for p in new if not any(p.startswith(a.rstrip("/") + "/") for a in allowed)}

@@ -1,0 +1,132 @@
+"""Does a matrix row fit the template it names? Topology, parallelism, router, context."""
+
+from __future__ import annotations
+
+import math
+
+from infersweep.diagnostics import Diagnostic
+from infersweep.recipe import topology
+from infersweep.yamldoc import YamlDoc
+
+_NODES_SETTING = {"prefill": "PREFILL_NODES", "decode": "DECODE_NODES"}
+_HINT = ("point the row's CONFIG_FILE at a template with this topology, or change the "
+         "catalog entry's search-space")
+
+
+def settings(worker: dict) -> dict[str, str]:
+    """A worker block's ``additional-settings`` as a dict (KEY=VALUE strings)."""
+    out = {}
+    for item in worker.get("additional-settings") or []:
+        key, _, value = str(item).partition("=")
+        out[key] = value
+    return out
+
+
+def row_label(row: dict) -> str:
+    """A short description of a row for messages: '1P x TP8 + 1D x TP8, conc 4..128'."""
+    parts = []
+    for role, letter in (("prefill", "P"), ("decode", "D")):
+        w = row.get(role)
+        if isinstance(w, dict):
+            parts.append(f"{w.get('num-worker')}{letter} x TP{w.get('tp')}")
+    conc = row.get("conc")
+    concs = conc if isinstance(conc, list) else [conc]
+    where = " + ".join(parts) or f"TP{row.get('tp')}"
+    span = f"{concs[0]}" if len(concs) == 1 else f"{concs[0]}..{concs[-1]}"
+    return f"{row.get('model-prefix', '?')} {row.get('isl')}/{row.get('osl')} {where}, conc {span}"
+
+
+def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    data = doc.data
+    label = row_label(row)
+
+    def row_err(message: str, hint: str = "", rule: str = "row-fit"):
+        out.append(Diagnostic(source, 0, 0, f"row ({label}): {message}", hint, rule))
+
+    def tmpl_err(pointer, message, hint=_HINT, key=False):
+        out.append(doc.diag(pointer, f"row ({label}) does not fit: {message}", hint,
+                            rule="row-fit", key=key))
+
+    if row.get("eval-only"):
+        row_err("an eval-only row has no throughput points to render",
+                "templates generate the throughput benchmark; run evals separately",
+                "row-eval-only")
+        return out
+    if row.get("scenario-type", "fixed-seq-len") != "fixed-seq-len":
+        row_err(f"scenario '{row.get('scenario-type')}' has no srt-slurm template",
+                "only fixed-seq-len rows are rendered")
+        return out
+    res = data.get("resources") or {}
+    gpn = res.get("gpus_per_node")
+    disagg_tpl = "prefill_nodes" in res or "decode_nodes" in res
+    if bool(row.get("disagg")) != disagg_tpl:
+        kind = "disaggregated" if row.get("disagg") else "aggregated"
+        tmpl_err(("resources",), f"the row is {kind} but the template is not", key=True)
+        return out
+    if not disagg_tpl:
+        row_err("aggregated rows are not rendered yet", "use a disaggregated row")
+        return out
+    by_name = {r.name: r for r in topology.roles(res)}
+    config = (data.get("backend") or {}).get("atom_config") or {}
+    for role in ("prefill", "decode"):
+        w = row.get(role) or {}
+        tpl = by_name.get(role)
+        if tpl is None:
+            continue
+        for knob in ("pp", "dcp-size", "pcp-size"):
+            if (w.get(knob) or 1) != 1:
+                row_err(f"{role} {knob}={w[knob]}: ATOM workers take tensor parallelism only",
+                        f"set {knob}: 1", "row-parallelism")
+        tp, workers = w.get("tp", 0), w.get("num-worker", 0)
+        if isinstance(gpn, int) and tp > gpn:
+            row_err(f"a {role} worker of TP{tp} does not fit on one node of {gpn} GPUs",
+                    "ATOM runs each worker on one node", "row-fit")
+            continue
+        want_nodes = settings(w).get(_NODES_SETTING[role])
+        try:
+            nodes = int(want_nodes) if want_nodes is not None else None
+        except ValueError:
+            row_err(f"{_NODES_SETTING[role]}={want_nodes} is not a number", rule="row-settings")
+            nodes = None
+        if nodes is None and isinstance(gpn, int) and gpn:
+            nodes = math.ceil(workers * tp / gpn)
+        if workers != tpl.workers:
+            tmpl_err(("resources", f"{role}_workers"),
+                     f"the row has {workers} {role} worker(s), the template {tpl.workers}")
+        if tp != tpl.gpus_per_worker:
+            where = f"gpus_per_{role}" if tpl.explicit_gpus else f"{role}_workers"
+            tmpl_err(("resources", where),
+                     f"the row's {role} workers are TP{tp}, the template's have "
+                     f"{tpl.gpus_per_worker} GPUs")
+        if nodes is not None and nodes != tpl.nodes:
+            tmpl_err(("resources", f"{role}_nodes"),
+                     f"the row puts {role} on {nodes} node(s), the template on {tpl.nodes}")
+        role_cfg = config.get(role) if isinstance(config, dict) else None
+        if isinstance(role_cfg, dict):
+            for flag, wanted, what in (("enable-dp-attention", bool(w.get("dp-attn")),
+                                        "data-parallel attention"),
+                                       ("enable-expert-parallel", (w.get("ep") or 1) > 1,
+                                        "expert parallelism")):
+                has = role_cfg.get(flag) is True
+                if has != wanted:
+                    pointer = ("backend", "atom_config", role) + ((flag,) if has else ())
+                    tmpl_err(pointer, f"the row {'asks for' if wanted else 'does not use'} "
+                             f"{what} on {role} but the template "
+                             f"{'does not set' if wanted else 'sets'} '{flag}'", key=has)
+            ctx = role_cfg.get("max-model-len")
+            need = row.get("max-model-len") or (row.get("isl", 0) + row.get("osl", 0))
+            if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx < need:
+                tmpl_err(("backend", "atom_config", role, "max-model-len"),
+                         f"the {role} context {ctx} is shorter than the row's {need} tokens",
+                         "raise max-model-len or use a template for this sequence length")
+    router = row.get("router")
+    if isinstance(router, dict) and router.get("name") not in (None, "atomesh"):
+        tmpl_err(("frontend", "type"), f"the row's router is '{router.get('name')}', the "
+                 "template's front end is AToMesh", "use a template for that router")
+    kv = row.get("kv-p2p-transfer")
+    connector = (data.get("backend") or {}).get("connector", "mooncake")
+    if kv is not None and kv != connector:
+        tmpl_err(("backend", "connector"), f"the row's KV transfer is '{kv}', the template's "
+                 f"connector '{connector}'", "use a template for that transfer engine")
+    return out

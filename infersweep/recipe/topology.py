@@ -1,0 +1,112 @@
+"""Worker topology of a recipe (``resources`` + ``atom_config``) and whether it fits its nodes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infersweep.diagnostics import Diagnostic
+from infersweep.yamldoc import YamlDoc
+
+ROLES = ("prefill", "decode", "agg")
+_CONFIG_KEY = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str  # prefill | decode | agg
+    nodes: int
+    workers: int
+    gpus_per_worker: int
+    explicit_gpus: bool
+
+    def __str__(self) -> str:
+        return (f"{self.workers} {self.name} worker{'s' if self.workers != 1 else ''} x "
+                f"{self.gpus_per_worker} GPUs on {self.nodes} node{'s' if self.nodes != 1 else ''}")
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def roles(resources: dict) -> list[Role]:
+    """The roles a ``resources`` section declares, with srt-slurm's default GPUs per worker."""
+    gpn = _int(resources.get("gpus_per_node")) or 4
+    disagg = "prefill_nodes" in resources or "decode_nodes" in resources
+    out = []
+    for name in (("prefill", "decode") if disagg else ("agg",)):
+        nodes = _int(resources.get(f"{name}_nodes"))
+        workers = _int(resources.get(f"{name}_workers"))
+        explicit = _int(resources.get(f"gpus_per_{name}"))
+        if nodes is None or workers is None:
+            continue
+        gpus = explicit if explicit is not None else (nodes * gpn // workers if workers else 0)
+        out.append(Role(name, nodes, workers, gpus, explicit is not None))
+    return out
+
+
+def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
+    """Every worker fits on one node, the workers fit their nodes, every role has its config."""
+    res = data.get("resources")
+    if not isinstance(res, dict):
+        return []
+    out: list[Diagnostic] = []
+    gpn = _int(res.get("gpus_per_node"))
+    disagg = "prefill_nodes" in res or "decode_nodes" in res
+    agg = "agg_nodes" in res or "agg_workers" in res
+    if disagg and agg:
+        out.append(doc.diag(("resources", "agg_nodes" if "agg_nodes" in res else "agg_workers"),
+                            "a recipe is either disaggregated (prefill_*/decode_*) or aggregated "
+                            "(agg_*), not both", "remove one set", rule="topology", key=True))
+        return out
+    wanted = ("prefill", "decode") if disagg else ("agg",)
+    for name in wanted:
+        for part in ("nodes", "workers"):
+            if f"{name}_{part}" not in res:
+                out.append(doc.diag(("resources",), f"missing 'resources.{name}_{part}'",
+                                    f"add '{name}_{part}:'", rule="topology", key=True))
+    backend = data.get("backend") if isinstance(data.get("backend"), dict) else {}
+    config = backend.get("atom_config") or {}
+    for name in wanted:
+        if isinstance(config, dict) and not config.get(_CONFIG_KEY[name]):
+            out.append(doc.diag(("backend", "atom_config"),
+                                f"no 'atom_config.{_CONFIG_KEY[name]}' for the {name} workers",
+                                "give every role its engine settings", rule="topology",
+                                key=True))
+    if gpn is None:
+        return out
+    by_name = {r.name: r for r in roles(res)}
+    for role in by_name.values():
+        if role.workers and not role.explicit_gpus and role.nodes * gpn % role.workers:
+            out.append(doc.diag(("resources", f"{role.name}_workers"),
+                                f"{role.nodes} node(s) of {gpn} GPUs do not split evenly into "
+                                f"{role.workers} {role.name} workers",
+                                f"set 'gpus_per_{role.name}'", rule="topology"))
+            continue
+        if role.gpus_per_worker > gpn:
+            where = (f"gpus_per_{role.name}" if role.explicit_gpus else f"{role.name}_workers")
+            out.append(doc.diag(("resources", where),
+                                f"a {role.name} worker needs {role.gpus_per_worker} GPUs but a "
+                                f"node has {gpn}", "ATOM runs each worker on one node; use at "
+                                "most gpus_per_node GPUs per worker", rule="topology"))
+            continue
+        shared = role.name == "prefill" and by_name.get("decode") and by_name["decode"].nodes == 0
+        need = role.workers
+        if shared:
+            continue
+        if role.name == "decode" and role.nodes == 0:
+            pre = by_name.get("prefill")
+            if pre and (pre.workers * pre.gpus_per_worker
+                        + role.workers * role.gpus_per_worker) > pre.nodes * gpn:
+                out.append(doc.diag(("resources", "decode_workers"),
+                                    "prefill and decode workers do not fit on the prefill nodes "
+                                    f"({pre.nodes} x {gpn} GPUs)", "give decode its own nodes",
+                                    rule="topology"))
+            continue
+        room = (gpn // role.gpus_per_worker) * role.nodes if role.gpus_per_worker else need
+        if need > room:
+            out.append(doc.diag(("resources", f"{role.name}_workers"),
+                                f"{role.workers} {role.name} workers of {role.gpus_per_worker} "
+                                f"GPUs do not fit on {role.nodes} node(s) of {gpn} GPUs",
+                                f"raise '{role.name}_nodes' or lower the workers",
+                                rule="topology"))
+    return out

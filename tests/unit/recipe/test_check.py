@@ -1,0 +1,118 @@
+"""`recipe check`: the shipped templates pass, rendered recipes pass, and each kind of mistake
+is reported at its line and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from infersweep.recipe.check import check, kind_of
+from infersweep.recipe.template import row_fields
+from infersweep.yamldoc import parse_yaml
+from tests.unit.recipe.conftest import TEMPLATES
+
+SHIPPED = sorted(TEMPLATES.glob("*.yaml"))
+
+
+def test_shipped_templates_pass(run_cli):
+    assert len(SHIPPED) == 2
+    code, out, err = run_cli("recipe", "check", *SHIPPED)
+    assert (code, out, err) == (0, "ok: 2 template(s), 0 recipe(s)\n", "")
+
+
+def test_without_files_every_template_and_catalog_row_is_checked(run_cli, repo_root):
+    code, out, err = run_cli("recipe", "check", "--repo", repo_root)
+    assert (code, err) == (0, "")
+    assert out == "ok: 2 template(s), 0 recipe(s), 2 catalog row(s) render\n"
+
+
+def test_rendered_recipes_pass(run_cli, tmp_path, dsv4_rows, repo_root):
+    import json
+    for i, row in enumerate(dsv4_rows):
+        code, _, err = run_cli("recipe", "render", "--row", json.dumps(row), "--repo",
+                               repo_root, "--output", tmp_path / f"r{i}.yaml")
+        assert code == 0, err
+    code, out, _ = run_cli("recipe", "check", tmp_path / "r0.yaml", tmp_path / "r1.yaml")
+    assert (code, out) == (0, "ok: 0 template(s), 2 recipe(s)\n")
+
+
+def test_reference_recipes_fail_the_v1_atom_schema(run_cli, reference):
+    code, _, err = run_cli("recipe", "check", *sorted(reference.glob("atom_*.yaml")))
+    assert code == 1
+    assert "'type' must be \"atomesh\", got \"infera\"" in err
+    assert "unknown key 'enable_kv_events' in backend" in err
+    assert err.count("[recipe-concurrency] the benchmark command loops over concurrencies") == 2
+
+
+def _diags(text: str, kind: str = "auto"):
+    doc = parse_yaml(text, "t.yaml")
+    return check(doc, kind)
+
+
+BASE = """\
+name: t
+model: {path: "hf:{{ row.model }}", container: "{{ row.image }}", precision: fp4}
+resources:
+  gpu_type: mi355x
+  gpus_per_node: 8
+  prefill_nodes: 1
+  decode_nodes: 1
+  prefill_workers: 1
+  decode_workers: 1
+frontend: {type: atomesh}
+backend:
+  type: atom
+  atom_config:
+    prefill: {block-size: 16}
+    decode: {block-size: 16}
+"""
+
+
+def test_minimal_template_is_clean():
+    assert _diags(BASE) == ("template", [])
+
+
+@pytest.mark.parametrize("edit,where,rule,fragment", [
+    (("  decode_workers: 1\n", "  decode_workers: 1\n  gpus_per_decode: 16\n"), (10, 20),
+     "topology", "a decode worker needs 16 GPUs but a node has 8"),
+    (("  prefill_workers: 1\n", "  prefill_workers: 3\n"), (8, 20), "topology",
+     "do not split evenly into 3 prefill workers"),
+    (("  gpus_per_node: 8\n", "  gpus_per_node: 8\n  agg_nodes: 1\n"), (6, 3), "topology",
+     "either disaggregated"),
+    (("frontend: {type: atomesh}", "frontend: {type: atomesh, args: {backend: atom}}"),
+     (10, 34), "schema", "'backend' is managed by srtctl"),
+    (("    prefill: {block-size: 16}", "    prefill: {block-size: 16, kv-transfer-config: x}"),
+     (14, 31), "schema", "'kv-transfer-config' is managed by srtctl"),
+    (("  type: atom\n", "  type: atom\n  connector: nixl\n"), (13, 14), "schema",
+     "'connector' must be \"mooncake\""),
+    (("  type: atom\n", "  type: atom\n  mooncake_protocol: udp\n"), (13, 22), "schema",
+     "expected one of \"rdma\", \"tcp\", null"),
+    (("name: t\n", "name: t\nslurm: {time_limit: 8h}\n"), (2, 21), "schema",
+     "'time_limit' is \"8h\""),
+])
+def test_mistakes_are_located(edit, where, rule, fragment):
+    kind, diags = _diags(BASE.replace(*edit))
+    assert kind == "template"
+    assert [(d.line, d.col, d.rule) for d in diags] == [(*where, rule)], diags
+    assert fragment in diags[0].message
+
+
+def test_kind_detection():
+    assert kind_of(parse_yaml(BASE, "t")) == "template"
+    rendered = BASE.replace("{{ row.model }}", "m").replace("{{ row.image }}", "i")
+    rendered += "benchmark: {type: custom, command: run}\n"
+    assert kind_of(parse_yaml(rendered, "t")) == "recipe"
+    assert _diags(rendered) == ("recipe", [])
+
+
+def test_recipe_without_benchmark_is_incomplete():
+    rendered = BASE.replace("{{ row.model }}", "m").replace("{{ row.image }}", "i")
+    kind, diags = _diags(rendered, "recipe")
+    assert [d.message for d in diags] == ["missing required key 'benchmark' in the document"]
+
+
+def test_placeholders_know_the_row_fields():
+    fields = row_fields()
+    assert {"image", "model", "precision", "router.version", "isl", "osl",
+            "max-model-len", "prefill.tp"} <= set(fields)
+    kind, diags = _diags(BASE.replace("{{ row.image }}", "{{ row.prefill.additional-settings }}"))
+    assert [d.message for d in diags] == ["'prefill.additional-settings' is not a single value"]
