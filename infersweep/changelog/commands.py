@@ -10,9 +10,11 @@ from tabulate import tabulate
 
 from infersweep import ghactions
 from infersweep.atomic import write_atomic
-from infersweep.changelog import buckets
+from infersweep.changelog import buckets, shards
 from infersweep.changelog.change import CHANGELOG, load_change
+from infersweep.changelog.history import FETCH_OPTION
 from infersweep.changelog.process import Modifiers, build_matrix
+from infersweep.clitypes import POSITIVE_INT
 
 
 def _refs(f):
@@ -24,8 +26,11 @@ def _refs(f):
         click.option("--changelog-file", default=CHANGELOG, show_default=True),
         click.option("--repo", "root", type=click.Path(path_type=Path, file_okay=False),
                      default=Path("."), help="Repository root (default: current directory)."),
-        click.option("--pr-number", type=int,
+        click.option("--pr-number", type=POSITIVE_INT,
                      help="When given, appended pr-links must name this PR (or XXX)."),
+        click.option(FETCH_OPTION, "fetch_missing", is_flag=True,
+                     help="Fetch missing refs from the remote and deepen a shallow clone "
+                          "until the merge-base is in it (CI checkouts are one commit deep)."),
     ]):
         f = option(f)
     return f
@@ -58,11 +63,12 @@ def _warn(change):
 
 @changelog.command()
 @_refs
-def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
+def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing):
     """Fail unless the head only appends valid entries whose keys exist at the head."""
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
     pr_number = pr_number or decision.get("pr-number")
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
+    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                         fetch_missing=fetch_missing)
     _warn(change)
     rows = [[change.appended.doc.locate((i,))[0], ", ".join(keys),
              ", ".join(e.get("scenario-type") or ["all"]),
@@ -84,31 +90,57 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
 @click.option("--canary/--no-canary", default=False,
               help="Split off the cheapest throughput point to run first (job outputs).")
 @click.option("--job-outputs", is_flag=True,
-              help="Also write one row list per run-sweep job to $GITHUB_OUTPUT.")
-@click.option("--metadata-out", type=click.Path(path_type=Path),
+              help="Write run-sweep's job list to $GITHUB_OUTPUT: row ids in shards of at "
+                   "most 256 per matrix (needs --rows-out).")
+@click.option("--rows-out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write every row, by id, to this file (run-sweep uploads it as an "
+                   "artifact; each benchmark job reads its row with `changelog row`).")
+@click.option("--metadata-out", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the changelog metadata (for ingestion) to this file.")
-def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, trim_conc,
-           all_evals, evals_only, canary, job_outputs, metadata_out):
-    """The bucketed sweep matrix for the entries the head appends (JSON on stdout)."""
+def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
+           trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out):
+    """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
+
+    Formatting problems of the appended lines are warnings here (`changelog check` is
+    the gate); the run is planned from the entries.
+    """
+    if job_outputs and rows_out is None:
+        raise click.UsageError("--job-outputs needs --rows-out: the job outputs carry only "
+                               "row ids, the rows themselves go to that file")
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
     all_evals = all_evals or bool(decision.get("all-evals"))
     evals_only = evals_only or bool(decision.get("evals-only"))
     canary = canary or bool(decision.get("canary"))
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
+    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                         fetch_missing=fetch_missing, strict_layout=False)
     _warn(change)
     result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
-    click.echo(json.dumps(result, separators=(",", ":")))
-    if metadata_out:
-        write_atomic(metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n")
-    if job_outputs:
+    plan = None
+    if rows_out or job_outputs:
         outputs = buckets.job_outputs(result)
         first = buckets.take_canary(outputs) if canary else None
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
-        values = {name: json.dumps(rows, separators=(",", ":")) for name, rows in outputs.items()}
-        values |= {f"has-{name}": str(bool(rows)).lower() for name, rows in outputs.items()}
-        ghactions.set_outputs(values)
-        summary = [[name, len(rows)] for name, rows in outputs.items()]
+        plan = shards.plan(outputs)  # refuses a run that cannot fit, before any write
+    if rows_out:
+        write_atomic(rows_out, plan.rows_document())
+    if metadata_out:
+        write_atomic(metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n")
+    click.echo(json.dumps(result, separators=(",", ":")))
+    if job_outputs:
+        ghactions.set_outputs(plan.outputs)
+        summary = [[name, n, k] for name, (n, k) in plan.counts.items()]
         ghactions.add_summary("### Sweep matrix\n\n" + tabulate(
-            summary, headers=["job", "rows"], tablefmt="github"))
+            summary, headers=["job", "rows", "shards"], tablefmt="github"))
+
+
+@changelog.command()
+@click.option("--from", "rows_file", required=True, metavar="FILE",
+              help="A rows file written by `changelog matrix --rows-out`.")
+@click.option("--id", "row_id", required=True, help="The row's id (from the job list).")
+def row(rows_file, row_id):
+    """Print one matrix row by id; also sets the step output `row` in GitHub Actions."""
+    found = json.dumps(shards.read_row(rows_file, row_id), separators=(",", ":"))
+    click.echo(found)
+    ghactions.set_outputs({"row": found})

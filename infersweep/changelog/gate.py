@@ -78,8 +78,21 @@ def _deleted(path: str, head_line: int, base_line: int, old: str) -> Diagnostic:
                       "the changelog is append-only: restore the line", "changelog-delete")
 
 
+# rules about how appended lines look, not what they say: `changelog check` enforces them,
+# `changelog matrix` only warns (a run is never refused for its formatting)
+LAYOUT_RULES = frozenset({"changelog-newline", "changelog-blank", "changelog-separator",
+                          "changelog-bytes"})
+
+
 def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic]:
-    """Formatting rules for the appended lines (from 0-based line index ``start``)."""
+    """Formatting rules for the appended lines (from 0-based line index ``start``).
+
+    Only the appended lines are judged, so a compliant append exists after any history:
+    one empty line may open the append whatever the base ends with (an empty or
+    whitespace-only line of the base may not be edited, so it cannot count against the
+    new separator), and an append needs no separator of its own after a base that
+    already ends with one.
+    """
     diags: list[Diagnostic] = []
     lines = head.splitlines(keepends=True)
     new = lines[start:]
@@ -90,8 +103,10 @@ def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic
         diags.append(Diagnostic(path, len(lines), len(lines[-1]) + 1,
                                 "the file does not end with a newline",
                                 "add a newline after the last line", "changelog-newline"))
-    base_ends_blank = not base.strip() or base.splitlines()[-1].strip() == ""
+    base_lines = base.splitlines()
+    base_ends_blank = not base_lines or base_lines[-1].strip() == ""
     previous_blank = base_ends_blank
+    seen_text = False  # an appended non-blank line came before
     for offset, raw in enumerate(new):
         number = start + offset + 1
         text = raw.rstrip("\n")
@@ -106,13 +121,15 @@ def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic
             diags.append(Diagnostic(path, number, 1, "whitespace-only line",
                                     "leave separator lines completely empty",
                                     "changelog-blank"))
-        if blank and previous_blank:
+        # the first appended line may be the separator even after a blank base line
+        if blank and previous_blank and (seen_text or offset > 0):
             diags.append(Diagnostic(path, number, 1, "more than one empty line",
                                     SEPARATOR_HINT, "changelog-blank"))
         if text.startswith(ENTRY_START) and not previous_blank:
             diags.append(Diagnostic(path, number, 1, "entry does not follow an empty line",
                                     SEPARATOR_HINT, "changelog-separator"))
         previous_blank = blank
+        seen_text = seen_text or not blank
     if new[-1].strip() == "":
         diags.append(Diagnostic(path, len(lines), 1, "the file ends with an empty line",
                                 "end the file right after the last entry's final newline",
