@@ -49,6 +49,17 @@ def _from_decision(decision_json, base_ref, head_ref):
             decision = json.loads(decision_json)
         except json.JSONDecodeError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--decision") from None
+        if not isinstance(decision, dict):
+            raise click.BadParameter("not a `policy decide` decision (a JSON object expected, "
+                                     f"got {type(decision).__name__})", param_hint="--decision")
+        for name in ("diff-base", "diff-head"):
+            if not isinstance(decision.get(name, ""), str):
+                raise click.BadParameter(f"'{name}' must be a string",
+                                         param_hint="--decision")
+        number = decision.get("pr-number")
+        if number is not None and (type(number) is not int or number < 1):
+            raise click.BadParameter("'pr-number' must be a positive integer or null",
+                                     param_hint="--decision")
         base_ref = base_ref or decision.get("diff-base")
         head_ref = head_ref or decision.get("diff-head")
     if not base_ref or not head_ref:

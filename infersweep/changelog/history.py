@@ -10,12 +10,14 @@ merge-base appears, and made complete as the last resort.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from infersweep.changelog import gitrefs
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 
+SHORT_SHA = re.compile(r"^[0-9a-f]{4,39}$")
 DEEPEN_STEPS = (64, 512)  # then --unshallow
 FETCH_OPTION = "--fetch-missing"
 
@@ -55,6 +57,8 @@ def _wanted(root: Path, ref: str) -> _Wanted | None:
     remote = gitrefs.default_remote(root)
     if gitrefs.FULL_SHA.match(ref):
         return _Wanted(remote, ref, ref, f"git fetch {remote} {ref}") if remote else None
+    if SHORT_SHA.match(ref):  # an abbreviated commit id: a remote cannot be asked for it
+        return None
     first, _, branch = ref.partition("/")
     if branch and first in names:
         return _branch_wanted(root, first, branch)
@@ -71,9 +75,11 @@ def _then(wanted: _Wanted, ref: str, option: str) -> str:
 def _unknown(root: Path, ref: str, option: str, wanted: _Wanted | None,
              fetch_error: str | None = None) -> InputError:
     """The error for a ref this clone lacks, with a fetch command that works."""
+    on_remote = False
     if wanted is not None and wanted.branch:
         branches = gitrefs.remote_branches(root, wanted.remote)
-        if branches is not None and wanted.branch not in branches:
+        on_remote = branches is not None and wanted.branch in branches
+        if branches is not None and not on_remote:
             near = did_you_mean(wanted.branch, branches)
             hint = f"{wanted.remote} has no branch '{wanted.branch}'"
             if near:
@@ -88,11 +94,13 @@ def _unknown(root: Path, ref: str, option: str, wanted: _Wanted | None,
     if fetch_error is not None and wanted is not None:
         return _error(f"cannot fetch {option} '{ref}' from {wanted.remote}: {fetch_error}",
                       _credentials_hint(), "git-fetch")
-    close = did_you_mean(ref, gitrefs.short_refs(root))
+    close = "" if on_remote else did_you_mean(ref, gitrefs.short_refs(root))
     hints = [close] if close else []
     if wanted is not None:
         hints.append(f"this clone does not have it: run `{wanted.command}`"
                      f"{_then(wanted, ref, option)}, or pass {FETCH_OPTION}")
+    elif SHORT_SHA.match(ref):
+        hints.append("an abbreviated commit id cannot be fetched: give the full 40 characters")
     elif not close:
         hints.append("check the spelling; a commit id must be the full 40 characters to be "
                      "fetched")

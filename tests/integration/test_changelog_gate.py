@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.gitrepo import GitRepo
+from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+# a frozen catalog and changelog: line numbers and rows asserted here never follow the live files
+FROZEN = REPO / "tests" / "data" / "changelog-base"
 FIVE_PRS = ("1683", "2433", "2606", "2670", "2643")
 
 ENTRY = """- config-keys:
@@ -30,10 +33,10 @@ def _entry(key="dsv4-fp4-mi355x-atom-disagg", text="Re-run on the new image."):
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    """Our own catalog and changelog committed as the base on main."""
+    """The frozen catalog and changelog committed as the base on main."""
     r = GitRepo(tmp_path / "repo")
-    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
+    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
     r.commit("base", files)
     r.git("checkout", "-q", "-b", "pr")
     return r
@@ -198,22 +201,32 @@ def test_matrix_for_the_disagg_entry(repo, run_cli):
     assert result["single_node"] == {} and result["evals"] == []
 
 
+def _job_list(outputs: dict) -> dict[str, list[dict]]:
+    return {name: json.loads(value) for name, value in outputs.items()
+            if not name.startswith("has-")}
+
+
 def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
     _append(repo, _entry(key="dsv4-fp4-mi355x-*"))
     out_file = tmp_path / "github_output"
+    rows_file = tmp_path / "sweep-rows.json"
     monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
     code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
-                             "--head-ref", "HEAD", "--job-outputs", "--canary")
+                             "--head-ref", "HEAD", "--job-outputs", "--canary",
+                             "--rows-out", rows_file)
     assert code == 0, err
-    text = out_file.read_text()
-    assert "has-canary-single-node=true" in text and "has-canary-multi-node=false" in text
-    canary = json.loads(re.search(r"^canary-single-node=(.*)$", text, re.M)[1])
-    assert canary[0]["conc"] == 1  # the cheapest single-node point runs first
+    jobs = _job_list(parse_github_output(out_file.read_text()))
+    rows = json.loads(rows_file.read_text())["rows"]
+    assert jobs["canary-multi-node"] == []
+    [canary] = jobs["canary-single-node"]
+    assert rows[canary["id"]]["conc"] == 1  # the cheapest single-node point runs first
     total = json.loads(out)
     n_single = sum(len(v) for v in total["single_node"].values())
-    single = json.loads(re.search(r"^single-node=(.*)$", text, re.M)[1])
+    single = jobs["single-1"]
+    assert all(e["id"].startswith("single-node-") for e in single)
     assert len(single) == n_single - 1  # moved to the canary, not duplicated
+    assert {e["runner"] for e in single} == {rows[e["id"]]["runner"] for e in single}
     assert "| single-node " in (tmp_path / "summary.md").read_text()
 
 

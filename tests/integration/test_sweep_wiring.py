@@ -14,6 +14,7 @@ from tests.unit.test_policy_commands import parse_github_output
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+FROZEN = REPO / "tests" / "data" / "changelog-base"  # rows asserted here never follow the live files
 ENTRY = """
 - config-keys:
     - dsv4-fp4-mi355x-atom-disagg
@@ -27,8 +28,8 @@ ENTRY = """
 def pr_checkout(tmp_path):
     """An origin with main, and a PR branch appending a changelog entry (as CI checks out)."""
     origin = GitRepo(tmp_path / "origin")
-    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
+    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
     origin.commit("base", files)
     work = GitRepo(tmp_path / "work")
     work.git("remote", "add", "origin", str(origin.path))
@@ -74,14 +75,23 @@ def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch
 
     code, _, err = run_cli("changelog", "check", "--decision", decided["decision-json"])
     assert code == 0, err
+    rows_file = tmp_path / "sweep-rows.json"
     code, out, err = run_cli("changelog", "matrix", "--decision", decided["decision-json"],
-                             "--job-outputs")
+                             "--job-outputs", "--rows-out", rows_file)
     assert code == 0, err
-    jobs = parse_github_output(output.read_text())
-    assert jobs["has-multi-node"] == "true"
-    assert jobs["has-canary-multi-node"] == str(canary).lower()
-    multi = json.loads(jobs["multi-node"])
-    assert [row["conc"] for row in multi] == conc
+    jobs = {k: json.loads(v) for k, v in parse_github_output(output.read_text()).items()}
+    multi = jobs["multi-1"]
+    assert bool(jobs["canary-multi-node"]) == canary
+    assert all(jobs[f"single-{i}"] == [] for i in range(1, 11))
+
+    def row(entry):  # what a benchmark job does with its matrix entry
+        code, text, err = run_cli("changelog", "row", "--from", rows_file, "--id", entry["id"])
+        assert code == 0, err
+        found = json.loads(text)
+        assert found["runner"] == entry["runner"]
+        return found
+
+    assert [row(e)["conc"] for e in multi] == conc
     if canary:  # the cheapest point runs first and is not run twice
-        assert [row["conc"] for row in json.loads(jobs["canary-multi-node"])] == [[4]]
+        assert [row(e)["conc"] for e in jobs["canary-multi-node"]] == [[4]]
     assert json.loads(out)["changelog_metadata"]["head_ref"] == head
