@@ -44,7 +44,7 @@ def check_repo(root: Path) -> None:
                      "git-repo")
     proc = run(root, "rev-parse", "--git-dir")
     if proc.returncode:
-        raise _error(f"--repo '{root}' is not a git repository",
+        raise _error(f"--repo '{root.resolve()}' is not a git repository",
                      "run inside a clone of the repository, or pass its root with --repo",
                      "git-repo")
 
