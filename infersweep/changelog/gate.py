@@ -106,30 +106,28 @@ def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic
     base_lines = base.splitlines()
     base_ends_blank = not base_lines or base_lines[-1].strip() == ""
     previous_blank = base_ends_blank
-    seen_text = False  # an appended non-blank line came before
+    for ch, name in (("\r", "carriage return"), ("\t", "tab"), ("\0", "NUL byte")):
+        hits = [(start + k + 1, line.index(ch) + 1) for k, line in enumerate(new) if ch in line]
+        if hits:  # one diagnostic per kind: a CRLF file would give one per line
+            more = f" (and {len(hits) - 1} more line(s))" if len(hits) > 1 else ""
+            diags.append(Diagnostic(path, *hits[0], f"{name} in an appended line{more}",
+                                    "use LF line endings and spaces only", "changelog-bytes"))
     for offset, raw in enumerate(new):
         number = start + offset + 1
         text = raw.rstrip("\n")
-        for ch, name in (("\r", "carriage return"), ("\t", "tab"), ("\0", "NUL byte")):
-            if ch in text:
-                diags.append(Diagnostic(path, number, text.index(ch) + 1,
-                                        f"{name} in an appended line",
-                                        "use LF line endings and spaces only",
-                                        "changelog-bytes"))
         blank = text.strip() == ""
         if blank and text:
             diags.append(Diagnostic(path, number, 1, "whitespace-only line",
                                     "leave separator lines completely empty",
                                     "changelog-blank"))
         # the first appended line may be the separator even after a blank base line
-        if blank and previous_blank and (seen_text or offset > 0):
+        if blank and previous_blank and offset > 0:
             diags.append(Diagnostic(path, number, 1, "more than one empty line",
                                     SEPARATOR_HINT, "changelog-blank"))
         if text.startswith(ENTRY_START) and not previous_blank:
             diags.append(Diagnostic(path, number, 1, "entry does not follow an empty line",
                                     SEPARATOR_HINT, "changelog-separator"))
         previous_blank = blank
-        seen_text = seen_text or not blank
     if new[-1].strip() == "":
         diags.append(Diagnostic(path, len(lines), 1, "the file ends with an empty line",
                                 "end the file right after the last entry's final newline",

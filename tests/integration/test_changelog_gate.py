@@ -304,3 +304,53 @@ def test_five_inferencex_entries_match_process_changelog(inferencex, tmp_path, r
     result = json.loads(out)
     assert _flat_digest(result) == (count, digest)
     assert len(result["changelog_metadata"]["entries"]) == 5
+
+
+# -- malformed appends: table-driven, with the assertions of tests/data/bad-input -----------
+# (id, appended text, check exit, matrix exit, message fragment). Formatting problems refuse
+# `check` but only warn in `matrix`, which plans the run from the entries.
+_OK = _entry()
+MALFORMED = [
+    ("mapping-not-list", "config-keys: [dsv4-fp4-mi355x-atom-disagg]\n", 1, 1,
+     "appended text must start a new entry with '- config-keys:'"),
+    ("yaml-syntax", "- config-keys: [dsv4-fp4-mi355x-atom-disagg\n  pr-link: XXX\n", 1, 1,
+     "perf-changelog.yaml:"),
+    ("no-config-keys", "- config-keys:\n  description:\n    - \"x\"\n  pr-link: XXX\n", 1, 1,
+     "config-keys"),
+    ("config-keys-not-a-list", _OK.replace("config-keys:\n    - ", "config-keys: "), 1, 1,
+     "config-keys"),
+    ("no-description", "- config-keys:\n    - dsv4-fp4-mi355x-atom-disagg\n  pr-link: XXX\n",
+     1, 1, "description"),
+    ("bad-scenario-type", _OK + "  scenario-type: [fixed-seq]\n", 1, 1,
+     "did you mean 'fixed-seq-len'?"),
+    ("append-only-with-evals-only", _OK + "  append-only: true\n  evals-only: true\n", 1, 1,
+     "append-only cannot be combined with evals-only"),
+    ("tab-in-a-string", _OK.replace("Re-run on", "Re-run\ton"), 1, 0, "tab in an appended line"),
+    ("crlf-line-endings", _OK.replace("\n", "\r\n"), 1, 0, "carriage return"),
+    ("whitespace-only-separator", "  \n" + _OK, 1, 0, "whitespace-only line"),
+    ("two-blank-lines-between-new-entries",
+     _OK + "\n\n" + _entry(key="dsv4-fp4-mi355x-atom"), 1, 0, "more than one empty line"),
+    ("blank-line-at-the-end", _OK + "\n", 1, 0, "the file ends with an empty line"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "check_exit", "matrix_exit", "message"), MALFORMED,
+                         ids=[c[0] for c in MALFORMED])
+def test_malformed_appends(repo, run_cli, tmp_path, case, text, check_exit, matrix_exit,
+                           message):
+    _append(repo, text)
+    code, out, err = _check(run_cli, repo)
+    assert "Traceback" not in out + err
+    assert code == check_exit, err
+    assert message in err
+    rows = tmp_path / "sweep-rows.json"
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD", "--rows-out", rows)
+    assert "Traceback" not in out + err
+    assert code == matrix_exit, err
+    assert message in err
+    if matrix_exit:
+        assert not rows.exists() and out == ""
+    else:  # a warning, and the run is planned
+        assert "warning: perf-changelog.yaml" in err and rows.exists()
+        assert json.loads(out)["multi_node"]
