@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.gitrepo import GitRepo
 from tests.unit.test_policy_commands import parse_github_output
@@ -354,3 +355,39 @@ def test_malformed_appends(repo, run_cli, tmp_path, case, text, check_exit, matr
     else:  # a warning, and the run is planned
         assert "warning: perf-changelog.yaml" in err and rows.exists()
         assert json.loads(out)["multi_node"]
+
+
+def _documented_entry() -> str:
+    """The entry docs/adding-a-config.md tells a contributor to append."""
+    docs = (REPO / "docs" / "adding-a-config.md").read_text()
+    section = docs[docs.index("## 3. Append a changelog entry"):]
+    assert "after one empty line" in section.split("```")[0]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_live_changelog_accepts_the_documented_append(tmp_path, run_cli):
+    """The live files, whatever they hold: the append the docs describe passes the gate."""
+    r = GitRepo(tmp_path / "live")
+    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
+    live = (REPO / "perf-changelog.yaml").read_text()
+    r.commit("base", {**files, "perf-changelog.yaml": live})
+    entry = _documented_entry()
+    key = entry.split("- config-keys:\n", 1)[1].split("\n", 1)[0].strip().removeprefix("- ")
+    live_keys = [k for name, text in files.items() if name.endswith("-master.yaml")
+                 for k in yaml.safe_load(text)]
+    if key not in live_keys:  # the docs' example config was retired: use a live one
+        entry, key = entry.replace(key, live_keys[0]), live_keys[0]
+    r.commit("append", {"perf-changelog.yaml": live + "\n" + entry})
+    code, out, err = run_cli("changelog", "check", "--repo", r.path, "--base-ref", "HEAD~1",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    assert "1 entry appended" in out and key in out
+    code, out, err = run_cli("changelog", "matrix", "--repo", r.path, "--base-ref", "HEAD~1",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    assert buckets_rows(json.loads(out)) > 0
+
+
+def buckets_rows(result: dict) -> int:
+    return sum(len(rows) for side in ("single_node", "multi_node")
+               for rows in result[side].values())
