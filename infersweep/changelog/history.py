@@ -17,7 +17,8 @@ from pathlib import Path
 from infersweep.changelog import gitrefs
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 
-SHORT_SHA = re.compile(r"^[0-9a-f]{4,39}$")
+# an abbreviated commit id (git abbreviates to 7+); a digit keeps hex words like "decade" names
+SHORT_SHA = re.compile(r"^(?=.*[0-9])[0-9a-f]{7,39}$")
 DEEPEN_STEPS = (64, 512)  # then --unshallow
 FETCH_OPTION = "--fetch-missing"
 
@@ -101,9 +102,10 @@ def _unknown(root: Path, ref: str, option: str, wanted: _Wanted | None,
                      f"{_then(wanted, ref, option)}, or pass {FETCH_OPTION}")
     elif SHORT_SHA.match(ref):
         hints.append("an abbreviated commit id cannot be fetched: give the full 40 characters")
+    elif gitrefs.default_remote(root) is None:
+        hints.append("this clone has no remote to fetch it from; check the spelling")
     elif not close:
-        hints.append("check the spelling; a commit id must be the full 40 characters to be "
-                     "fetched")
+        hints.append("check the spelling")
     return _error(f"unknown git revision '{ref}' ({option})", "; ".join(hints))
 
 

@@ -202,6 +202,12 @@ def _full_clone(origin: Origin, path: Path) -> Path:
     return path
 
 
+def _without_remote(origin: Origin, path: Path) -> Path:
+    clone = _full_clone(origin, path)
+    git(clone, "remote", "remove", "origin")
+    return clone
+
+
 def _unrelated(origin: Origin, path: Path) -> Path:
     clone = _full_clone(origin, path)
     git(clone, "checkout", "-q", "--orphan", "other")
@@ -240,6 +246,9 @@ GIT_CASES = [
      "did you mean 'origin/pr'?"),
     ("short-commit-id", _full_clone, ["--base-ref", "0123abc", "--head-ref", "HEAD"], 1,
      "give the full 40 characters"),
+    ("no-remote-to-fetch-from", _without_remote, ["--base-ref", "upstream-main", "--head-ref",
+                                                  "HEAD"], 1,
+     "this clone has no remote to fetch it from"),
     ("option-as-ref", _full_clone, ["--base-ref=--output=x", "--head-ref", "HEAD"], 1,
      "'--output=x' is not a git revision"),
     ("unrelated-history", _unrelated, ["--base-ref", "origin/main", "--head-ref", "HEAD"], 1,
