@@ -4,7 +4,8 @@ A pull request may only append entries at the end of the file. Judged line by li
 between the merge-base and the head (not the base branch's tip, so a PR that is behind
 main is not blamed for main's newer entries), which catches what a diff of added lines
 misses: edited or deleted whitespace-only lines, entries inserted in the middle, a
-missing final newline, stray blank lines.
+missing final newline, stray blank lines. Formatting rules judge only the appended lines:
+old lines may not be edited, so they can never make an append non-compliant.
 """
 
 from __future__ import annotations
