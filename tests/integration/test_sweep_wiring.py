@@ -24,20 +24,29 @@ ENTRY = """
 """
 
 
-@pytest.fixture
-def pr_checkout(tmp_path):
-    """An origin with main, and a PR branch appending a changelog entry (as CI checks out)."""
+@pytest.fixture(params=["full", "one-commit"])
+def pr_checkout(tmp_path, request):
+    """An origin with main and a PR branch appending a changelog entry, checked out as CI
+    does: with full history, or one commit deep (GitHub's default) over file:// so that the
+    depth is honoured; run-sweep then passes --fetch-missing."""
     origin = GitRepo(tmp_path / "origin")
     files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
     files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
     origin.commit("base", files)
+    origin.git("checkout", "-q", "-b", "pr")
+    head = origin.commit("append", {"perf-changelog.yaml":
+                                    (origin.path / "perf-changelog.yaml").read_text() + ENTRY})
+    origin.git("checkout", "-q", "main")
+    origin.commit("main moves on", {"README.md": "later\n"})
     work = GitRepo(tmp_path / "work")
-    work.git("remote", "add", "origin", str(origin.path))
-    work.git("fetch", "-q", "origin")
-    work.git("checkout", "-q", "-b", "pr", "origin/main")
-    head = work.commit("append", {"perf-changelog.yaml":
-                                  (work.path / "perf-changelog.yaml").read_text() + ENTRY})
-    return work, head
+    work.git("remote", "add", "origin", f"file://{origin.path}")
+    if request.param == "full":
+        work.git("fetch", "-q", "origin")
+    else:
+        work.git("fetch", "-q", "--depth=1", "origin", head)
+        assert work.git("rev-parse", "--is-shallow-repository") == "true"
+    work.git("checkout", "-q", "--detach", head)
+    return work, head, (["--fetch-missing"] if request.param == "one-commit" else [])
 
 
 def _event(tmp_path: Path, labels: list[str], head: str) -> Path:
@@ -61,7 +70,7 @@ def _event(tmp_path: Path, labels: list[str], head: str) -> Path:
 ])
 def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch, run_cli,
                                               label, canary, conc):
-    work, head = pr_checkout
+    work, head, fetch = pr_checkout
     output = tmp_path / "github_output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
@@ -73,11 +82,11 @@ def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch
     assert decided["run"] == "true" and decided["check-changelog"] == "true"
     output.write_text("")
 
-    code, _, err = run_cli("changelog", "check", "--decision", decided["decision-json"])
+    code, _, err = run_cli("changelog", "check", "--decision", decided["decision-json"], *fetch)
     assert code == 0, err
     rows_file = tmp_path / "sweep-rows.json"
     code, out, err = run_cli("changelog", "matrix", "--decision", decided["decision-json"],
-                             "--job-outputs", "--rows-out", rows_file)
+                             "--job-outputs", "--rows-out", rows_file, *fetch)
     assert code == 0, err
     jobs = {k: json.loads(v) for k, v in parse_github_output(output.read_text()).items()}
     multi = jobs["multi-1"]
