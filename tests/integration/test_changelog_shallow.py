@@ -61,8 +61,9 @@ class Origin:
                        check=True)
         git(self.path, "update-ref", "refs/pull/1/head", self.head)
         tree = git(self.path, "rev-parse", f"{self.head}^{{tree}}")
-        self.merge = git(self.path, "commit-tree", "-p", self.base, "-p", self.head, "-m",
-                         "Merge pr into main", tree)
+        self.merge = git(self.path, "-c", "user.name=tests", "-c",
+                         "user.email=tests@example.invalid", "commit-tree", "-p", self.base,
+                         "-p", self.head, "-m", "Merge pr into main", tree)
         git(self.path, "update-ref", "refs/pull/1/merge", self.merge)
         self.url = f"file://{self.path}"
 
