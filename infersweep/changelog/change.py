@@ -69,16 +69,22 @@ def load_change(root: Path, base_ref: str, head_ref: str,
     except UnicodeDecodeError:
         raise InputError(Diagnostic(changelog, 0, 0, "file is not valid UTF-8",
                                     "save it as UTF-8", "encoding")) from None
+    layout_warnings: list[Diagnostic] = []
+
+    def formatting_as_warnings(found: list[Diagnostic]) -> list[Diagnostic]:
+        if strict_layout:
+            return found
+        layout_warnings.extend(d for d in found if d.rule in LAYOUT_RULES)
+        return [d for d in found if d.rule not in LAYOUT_RULES]
+
     diags, start = compare(changelog, base, head)
+    diags = formatting_as_warnings(diags)
     if diags:  # layout and entries are meaningless until the base part is restored
         raise InputError(diags)
     diags = check_layout(changelog, base, head, start)
     if any(d.rule == "changelog-empty" for d in diags):
         raise InputError(diags)
-    layout_warnings: list[Diagnostic] = []
-    if not strict_layout:
-        layout_warnings = [d for d in diags if d.rule in LAYOUT_RULES]
-        diags = [d for d in diags if d.rule not in LAYOUT_RULES]
+    diags = formatting_as_warnings(diags)
     appended, entry_diags = parse_appended(changelog, head, start)
     diags += entry_diags
     if pr_number is not None:

@@ -184,3 +184,31 @@ def test_real_appends_always_give_a_matrix(inferencex, tmp_path, run_cli):
             break
     # the regular separator and at least two irregular ones were judged on real appends
     assert ("",) in tested and len(tested) >= 3, tested
+
+
+def test_an_editor_trimming_old_whitespace_lines_warns_in_matrix(inferencex, tmp_path,
+                                                                 run_cli):
+    """An editor that strips trailing whitespace rewrites InferenceX's whitespace-only lines
+    and may drop a doubled blank line: an edit the gate refuses, but only formatting, so
+    the matrix still plans exactly the appended entry's run (with a warning)."""
+    lines = list(_lines(inferencex / "perf-changelog.yaml"))
+    base = "".join(lines)
+    repo = _repo(tmp_path, inferencex, base)
+    repo.commit("clean", {"perf-changelog.yaml": base + DOCS_APPEND})
+    code, clean, err = _run(run_cli, repo, "matrix")
+    assert code == 0, err
+    trimmed = ["\n" if line.strip() == "" else line for line in lines]
+    (end, start, _), *_ = _shapes(lines)[("", "")]
+    del trimmed[end]  # one of a doubled pair of empty lines
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.commit("trimmed", {"perf-changelog.yaml": "".join(trimmed) + DOCS_APPEND})
+    code, out, err = _run(run_cli, repo, "check")
+    assert code == 1
+    assert "whitespace changed" in err
+    deleted = re.search(r"existing line (\d+) was deleted \(''\)", err)
+    assert deleted and int(deleted[1]) in (end + 1, end + 2), err  # either of the pair
+    assert set(re.findall(r"\[([\w-]+)\]", err)) == {"changelog-whitespace"}, err
+    code, out, err = _run(run_cli, repo, "matrix")
+    assert code == 0, err
+    assert "warning: perf-changelog.yaml" in err and "[changelog-whitespace]" in err
+    assert json.loads(out) == json.loads(clean)
