@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -15,6 +16,7 @@ from infersweep.changelog.change import CHANGELOG, load_change
 from infersweep.changelog.history import FETCH_OPTION
 from infersweep.changelog.process import Modifiers, build_matrix
 from infersweep.clitypes import POSITIVE_INT
+from infersweep.diagnostics import Diagnostic, InputError
 
 
 def _refs(f):
@@ -67,6 +69,39 @@ def _from_decision(decision_json, base_ref, head_ref):
     return base_ref, head_ref, decision
 
 
+def _check_output(path: Path | None, option: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if path is None:
+        return
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        problem = f"{ancestor} is a file, not a directory"
+    elif not os.access(ancestor, os.W_OK | os.X_OK):
+        problem = f"{ancestor} is not writable"
+    else:
+        return
+    raise InputError(Diagnostic(str(path), 0, 0, f"cannot write {option}: {problem}",
+                                "choose a path in a directory you can write to",
+                                "output-path"))
+
+
+def _write_all(files: list[tuple[Path, str, str]]) -> None:
+    """Write every (path, text, option) or, if one fails, none of them."""
+    done: list[Path] = []
+    for path, text, option in files:
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            for written in done:
+                written.unlink(missing_ok=True)
+            raise InputError(Diagnostic(str(path), 0, 0, f"cannot write {option}: "
+                                        f"{exc.strerror or exc}", "nothing was written",
+                                        "output-path")) from None
+        done.append(path)
+
+
 def _warn(change):
     for w in change.warnings:
         click.echo(f"warning: {w}", err=True)
@@ -112,13 +147,15 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
            trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
 
-    Formatting problems of the appended lines are warnings here (`changelog check` is
-    the gate); the run is planned from the entries.
+    Formatting problems are warnings here (`changelog check` is the gate); the run is
+    planned from the entries.
     """
     if job_outputs and rows_out is None:
         raise click.UsageError("--job-outputs needs --rows-out: the job outputs carry only "
                                "row ids, the rows themselves go to that file")
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+    _check_output(rows_out, "--rows-out")
+    _check_output(metadata_out, "--metadata-out")
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
     all_evals = all_evals or bool(decision.get("all-evals"))
     evals_only = evals_only or bool(decision.get("evals-only"))
@@ -134,10 +171,13 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
         plan = shards.plan(outputs)  # refuses a run that cannot fit, before any write
+    files = []
     if rows_out:
-        write_atomic(rows_out, plan.rows_document())
+        files.append((rows_out, plan.rows_document(), "--rows-out"))
     if metadata_out:
-        write_atomic(metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n")
+        files.append((metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n",
+                      "--metadata-out"))
+    _write_all(files)
     click.echo(json.dumps(result, separators=(",", ":")))
     if job_outputs:
         ghactions.set_outputs(plan.outputs)

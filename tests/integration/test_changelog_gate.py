@@ -391,3 +391,19 @@ def test_live_changelog_accepts_the_documented_append(tmp_path, run_cli):
 def buckets_rows(result: dict) -> int:
     return sum(len(rows) for side in ("single_node", "multi_node")
                for rows in result[side].values())
+
+
+def test_outputs_are_all_or_nothing(repo, run_cli, tmp_path):
+    """A metadata file that fails to write at the end takes the rows file with it."""
+    _append(repo, _entry())
+    rows = tmp_path / "sweep-rows.json"
+    target = Path("/proc/infersweep-meta.json")  # passes the up-front check, fails to write
+    if not Path("/proc").is_dir():
+        pytest.skip("needs Linux /proc")
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD", "--rows-out", rows, "--metadata-out", target)
+    assert "Traceback" not in err
+    if code == 0:
+        pytest.skip("this system lets /proc be written")
+    assert code == 1 and "cannot write --metadata-out" in err and "nothing was written" in err
+    assert not rows.exists() and out == ""
