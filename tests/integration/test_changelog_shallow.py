@@ -173,8 +173,8 @@ def test_fetch_missing_makes_check_and_matrix_work(origin, tmp_path, run_cli, sh
     assert f"since {origin.fork_point[:12]}" in out  # judged against the true merge-base
     result = _matrix(run_cli, clone, origin, "--fetch-missing")
     assert result == expected_rows
-    # only as deep as needed: the clone stays shallow when the merge-base was close
-    assert git(clone, "merge-base", "origin/main", origin.head) == origin.fork_point
+    # what was fetched gives git itself the same merge-base
+    assert git(clone, "merge-base", origin.base, origin.head) == origin.fork_point
 
 
 def test_push_shape_fetches_the_before_commit(origin, tmp_path, run_cli):
@@ -287,3 +287,26 @@ def test_git_missing_from_path(origin, tmp_path, run_cli, monkeypatch):
                            "--head-ref", "HEAD")
     assert code == 1 and "git is not installed or not on PATH" in err
     assert "Traceback" not in err
+
+
+def test_fetch_missing_deepens_only_as_far_as_needed(tmp_path, run_cli):
+    """A long history: the merge-base is a few commits back, so the clone stays shallow."""
+    src = GitRepo(tmp_path / "src")
+    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    src.commit("base", {**files, "perf-changelog.yaml":
+                        (FROZEN / "perf-changelog.yaml").read_text()})
+    for i in range(150):
+        src.git("commit", "-q", "--allow-empty", "-m", f"history {i}")
+    src.git("checkout", "-q", "-b", "pr")
+    head = src.commit("append", {"perf-changelog.yaml":
+                                 (src.path / "perf-changelog.yaml").read_text() + ENTRY})
+    src.git("checkout", "-q", "main")
+    src.commit("main moves on", {"README.md": "later\n"})
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "pr",
+                    f"file://{src.path}", str(clone)], check=True)
+    code, out, err = run_cli("changelog", "check", "--repo", clone, "--base-ref", "origin/main",
+                             "--head-ref", head, "--fetch-missing")
+    assert code == 0, err
+    assert git(clone, "rev-parse", "--is-shallow-repository") == "true"
+    assert int(git(clone, "rev-list", "--count", "--all")) < 150
