@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infersweep.changelog import gitrefs
-from infersweep.changelog.gate import Appended, check_layout, compare, parse_appended
+from infersweep.changelog import gitrefs, history
+from infersweep.changelog.gate import LAYOUT_RULES, Appended, check_layout, compare, parse_appended
 from infersweep.config.catalog import CONFIG_DIR, MASTER_GLOB, RUNNERS_FILE, Catalog, load_catalog
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.matrix.keys import expand_keys
@@ -50,10 +50,15 @@ def catalog_at(root: Path, ref: str, label: str) -> Catalog:
 
 
 def load_change(root: Path, base_ref: str, head_ref: str,
-                changelog: str = CHANGELOG, pr_number: int | None = None) -> Change:
-    """Check the change to ``changelog`` from ``base_ref`` to ``head_ref``; raise on problems."""
-    head_commit = gitrefs.resolve(root, head_ref)
-    base_commit = gitrefs.merge_base(root, gitrefs.resolve(root, base_ref), head_commit)
+                changelog: str = CHANGELOG, pr_number: int | None = None, *,
+                fetch_missing: bool = False, strict_layout: bool = True) -> Change:
+    """Check the change to ``changelog`` from ``base_ref`` to ``head_ref``; raise on problems.
+
+    With ``strict_layout`` false (the matrix), formatting problems of the appended lines
+    are warnings: the entries, not their layout, decide what runs.
+    """
+    span = history.locate(root, base_ref, head_ref, fetch_missing)
+    head_commit, base_commit = span.head, span.merge_base
     head_raw = gitrefs.read_at(root, head_commit, changelog)
     if head_raw is None:
         raise InputError(Diagnostic(changelog, 0, 0, f"{changelog} does not exist at "
@@ -64,12 +69,22 @@ def load_change(root: Path, base_ref: str, head_ref: str,
     except UnicodeDecodeError:
         raise InputError(Diagnostic(changelog, 0, 0, "file is not valid UTF-8",
                                     "save it as UTF-8", "encoding")) from None
+    layout_warnings: list[Diagnostic] = []
+
+    def formatting_as_warnings(found: list[Diagnostic]) -> list[Diagnostic]:
+        if strict_layout:
+            return found
+        layout_warnings.extend(d for d in found if d.rule in LAYOUT_RULES)
+        return [d for d in found if d.rule not in LAYOUT_RULES]
+
     diags, start = compare(changelog, base, head)
+    diags = formatting_as_warnings(diags)
     if diags:  # layout and entries are meaningless until the base part is restored
         raise InputError(diags)
     diags = check_layout(changelog, base, head, start)
     if any(d.rule == "changelog-empty" for d in diags):
         raise InputError(diags)
+    diags = formatting_as_warnings(diags)
     appended, entry_diags = parse_appended(changelog, head, start)
     diags += entry_diags
     if pr_number is not None:
@@ -96,7 +111,7 @@ def load_change(root: Path, base_ref: str, head_ref: str,
     if diags:
         raise InputError(sorted(set(diags)))
     return Change(base_ref, head_ref, base_commit, head_commit, appended, catalog, keys,
-                  catalog.warnings)
+                  layout_warnings + catalog.warnings)
 
 
 def _check_links(appended: Appended, pr_number: int) -> list[Diagnostic]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -10,9 +11,12 @@ from tabulate import tabulate
 
 from infersweep import ghactions
 from infersweep.atomic import write_atomic
-from infersweep.changelog import buckets
+from infersweep.changelog import buckets, shards
 from infersweep.changelog.change import CHANGELOG, load_change
+from infersweep.changelog.history import FETCH_OPTION
 from infersweep.changelog.process import Modifiers, build_matrix
+from infersweep.clitypes import POSITIVE_INT
+from infersweep.diagnostics import Diagnostic, InputError
 
 
 def _refs(f):
@@ -24,8 +28,11 @@ def _refs(f):
         click.option("--changelog-file", default=CHANGELOG, show_default=True),
         click.option("--repo", "root", type=click.Path(path_type=Path, file_okay=False),
                      default=Path("."), help="Repository root (default: current directory)."),
-        click.option("--pr-number", type=int,
+        click.option("--pr-number", type=POSITIVE_INT,
                      help="When given, appended pr-links must name this PR (or XXX)."),
+        click.option(FETCH_OPTION, "fetch_missing", is_flag=True,
+                     help="Fetch missing refs from the remote and deepen a shallow clone "
+                          "until the merge-base is in it (CI checkouts are one commit deep)."),
     ]):
         f = option(f)
     return f
@@ -44,11 +51,55 @@ def _from_decision(decision_json, base_ref, head_ref):
             decision = json.loads(decision_json)
         except json.JSONDecodeError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--decision") from None
+        if not isinstance(decision, dict):
+            raise click.BadParameter("not a `policy decide` decision (a JSON object expected, "
+                                     f"got {type(decision).__name__})", param_hint="--decision")
+        for name in ("diff-base", "diff-head"):
+            if not isinstance(decision.get(name, ""), str):
+                raise click.BadParameter(f"'{name}' must be a string",
+                                         param_hint="--decision")
+        number = decision.get("pr-number")
+        if number is not None and (type(number) is not int or number < 1):
+            raise click.BadParameter("'pr-number' must be a positive integer or null",
+                                     param_hint="--decision")
         base_ref = base_ref or decision.get("diff-base")
         head_ref = head_ref or decision.get("diff-head")
     if not base_ref or not head_ref:
         raise click.UsageError("give --base-ref and --head-ref (or a --decision that has them)")
     return base_ref, head_ref, decision
+
+
+def _check_output(path: Path | None, option: str) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if path is None:
+        return
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        problem = f"{ancestor} is a file, not a directory"
+    elif not os.access(ancestor, os.W_OK | os.X_OK):
+        problem = f"{ancestor} is not writable"
+    else:
+        return
+    raise InputError(Diagnostic(str(path), 0, 0, f"cannot write {option}: {problem}",
+                                "choose a path in a directory you can write to",
+                                "output-path"))
+
+
+def _write_all(files: list[tuple[Path, str, str]]) -> None:
+    """Write every (path, text, option) or, if one fails, none of them."""
+    done: list[Path] = []
+    for path, text, option in files:
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            for written in done:
+                written.unlink(missing_ok=True)
+            raise InputError(Diagnostic(str(path), 0, 0, f"cannot write {option}: "
+                                        f"{exc.strerror or exc}", "nothing was written",
+                                        "output-path")) from None
+        done.append(path)
 
 
 def _warn(change):
@@ -58,11 +109,12 @@ def _warn(change):
 
 @changelog.command()
 @_refs
-def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
+def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing):
     """Fail unless the head only appends valid entries whose keys exist at the head."""
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
     pr_number = pr_number or decision.get("pr-number")
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
+    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                         fetch_missing=fetch_missing)
     _warn(change)
     rows = [[change.appended.doc.locate((i,))[0], ", ".join(keys),
              ", ".join(e.get("scenario-type") or ["all"]),
@@ -84,31 +136,62 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number):
 @click.option("--canary/--no-canary", default=False,
               help="Split off the cheapest throughput point to run first (job outputs).")
 @click.option("--job-outputs", is_flag=True,
-              help="Also write one row list per run-sweep job to $GITHUB_OUTPUT.")
-@click.option("--metadata-out", type=click.Path(path_type=Path),
+              help="Write run-sweep's job list to $GITHUB_OUTPUT: row ids in shards of at "
+                   "most 256 per matrix (needs --rows-out).")
+@click.option("--rows-out", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write every row, by id, to this file (run-sweep uploads it as an "
+                   "artifact; each benchmark job reads its row with `changelog row`).")
+@click.option("--metadata-out", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the changelog metadata (for ingestion) to this file.")
-def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, trim_conc,
-           all_evals, evals_only, canary, job_outputs, metadata_out):
-    """The bucketed sweep matrix for the entries the head appends (JSON on stdout)."""
+def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
+           trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out):
+    """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
+
+    Formatting problems are warnings here (`changelog check` is the gate); the run is
+    planned from the entries.
+    """
+    if job_outputs and rows_out is None:
+        raise click.UsageError("--job-outputs needs --rows-out: the job outputs carry only "
+                               "row ids, the rows themselves go to that file")
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+    _check_output(rows_out, "--rows-out")
+    _check_output(metadata_out, "--metadata-out")
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
     all_evals = all_evals or bool(decision.get("all-evals"))
     evals_only = evals_only or bool(decision.get("evals-only"))
     canary = canary or bool(decision.get("canary"))
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number)
+    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                         fetch_missing=fetch_missing, strict_layout=False)
     _warn(change)
     result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
-    click.echo(json.dumps(result, separators=(",", ":")))
-    if metadata_out:
-        write_atomic(metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n")
-    if job_outputs:
+    plan = None
+    if rows_out or job_outputs:
         outputs = buckets.job_outputs(result)
         first = buckets.take_canary(outputs) if canary else None
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
-        values = {name: json.dumps(rows, separators=(",", ":")) for name, rows in outputs.items()}
-        values |= {f"has-{name}": str(bool(rows)).lower() for name, rows in outputs.items()}
-        ghactions.set_outputs(values)
-        summary = [[name, len(rows)] for name, rows in outputs.items()]
+        plan = shards.plan(outputs)  # refuses a run that cannot fit, before any write
+    files = []
+    if rows_out:
+        files.append((rows_out, plan.rows_document(), "--rows-out"))
+    if metadata_out:
+        files.append((metadata_out, json.dumps(result["changelog_metadata"], indent=2) + "\n",
+                      "--metadata-out"))
+    _write_all(files)
+    click.echo(json.dumps(result, separators=(",", ":")))
+    if job_outputs:
+        ghactions.set_outputs(plan.outputs)
+        summary = [[name, n, k] for name, (n, k) in plan.counts.items()]
         ghactions.add_summary("### Sweep matrix\n\n" + tabulate(
-            summary, headers=["job", "rows"], tablefmt="github"))
+            summary, headers=["job", "rows", "shards"], tablefmt="github"))
+
+
+@changelog.command()
+@click.option("--from", "rows_file", required=True, metavar="FILE",
+              help="A rows file written by `changelog matrix --rows-out`.")
+@click.option("--id", "row_id", required=True, help="The row's id (from the job list).")
+def row(rows_file, row_id):
+    """Print one matrix row by id; also sets the step output `row` in GitHub Actions."""
+    found = json.dumps(shards.read_row(rows_file, row_id), separators=(",", ":"))
+    click.echo(found)
+    ghactions.set_outputs({"row": found})

@@ -4,7 +4,8 @@ A pull request may only append entries at the end of the file. Judged line by li
 between the merge-base and the head (not the base branch's tip, so a PR that is behind
 main is not blamed for main's newer entries), which catches what a diff of added lines
 misses: edited or deleted whitespace-only lines, entries inserted in the middle, a
-missing final newline, stray blank lines.
+missing final newline, stray blank lines. Formatting rules judge only the appended lines:
+old lines may not be edited, so they can never make an append non-compliant.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from infersweep.yamldoc import YamlDoc, parse_yaml
 
 ENTRY_START = "- config-keys:"
 SEPARATOR_HINT = "entries are separated by exactly one empty line"
+WHITESPACE_RULE = "changelog-whitespace"  # an old line changed in whitespace only
 
 
 @dataclass
@@ -33,8 +35,18 @@ def _show(line: str) -> str:
     return repr(line.rstrip("\n"))
 
 
+def _blank(line: str) -> bool:
+    return line.strip() == ""
+
+
 def compare(path: str, base: str, head: str) -> tuple[list[Diagnostic], int]:
-    """Diagnostics for anything but a pure append; and the index of the first new line."""
+    """Diagnostics for anything but a pure append; and the index of the first new line.
+
+    A change to old lines that only touches whitespace (an edited whitespace-only
+    separator, a blank line deleted or inserted) gets the rule ``changelog-whitespace``,
+    one of :data:`LAYOUT_RULES`: `changelog check` refuses it like any edit, `changelog
+    matrix` only warns, and the returned index still points at the first appended line.
+    """
     diags: list[Diagnostic] = []
     base_lines = base.splitlines(keepends=True)
     head_lines = head.splitlines(keepends=True)
@@ -44,42 +56,71 @@ def compare(path: str, base: str, head: str) -> tuple[list[Diagnostic], int]:
         base_lines[-1] += "\n"
     if head_lines[: len(base_lines)] == base_lines:
         return diags, len(base_lines)
+    n_base = len(base_lines)
+    start = len(head_lines)
+    restore = ("the changelog is append-only: restore the line exactly as on the base "
+               "branch and add a new entry at the end instead")
     matcher = difflib.SequenceMatcher(a=base_lines, b=head_lines, autojunk=False)
     for op, a0, a1, b0, b1 in matcher.get_opcodes():
-        if op == "equal" or (op == "insert" and a0 == len(base_lines)):
+        if op == "equal":
+            continue
+        if op == "insert" and a0 == n_base:
+            start = b0
             continue
         if op == "replace":
-            for k in range(min(a1 - a0, b1 - b0)):
+            paired = min(a1 - a0, b1 - b0)
+            for k in range(paired):
                 old, new = base_lines[a0 + k], head_lines[b0 + k]
-                what = ("whitespace changed" if old.strip() == new.strip()
-                        else f"was {_show(old)}, now {_show(new)}")
+                ws = old.strip() == new.strip()
+                what = "whitespace changed" if ws else f"was {_show(old)}, now {_show(new)}"
                 diags.append(Diagnostic(
                     path, b0 + k + 1, 1, f"existing line {a0 + k + 1} was edited ({what})",
-                    "the changelog is append-only: restore the line exactly as on the base "
-                    "branch and add a new entry at the end instead", "changelog-edit"))
-            extra_old = base_lines[a0 + (b1 - b0):a1]
-            for k, old in enumerate(extra_old):
-                diags.append(_deleted(path, b1, a0 + (b1 - b0) + k + 1, old))
+                    restore, WHITESPACE_RULE if ws else "changelog-edit"))
+            for k, old in enumerate(base_lines[a0 + paired:a1]):
+                diags.append(_deleted(path, b1, a0 + paired + k + 1, old))
+            if a1 == n_base and b1 - b0 > paired:  # the rest of the replacement is appended
+                start = b0 + paired
+            elif b1 - b0 > paired:
+                diags.append(_inserted(path, b0 + paired, b1, a1, head_lines))
         elif op == "delete":
             for k, old in enumerate(base_lines[a0:a1]):
                 diags.append(_deleted(path, b0 + 1 if b0 < len(head_lines) else b0, a0 + k + 1,
                                       old))
         elif op == "insert":
-            diags.append(Diagnostic(
-                path, b0 + 1, 1, f"{b1 - b0} line(s) inserted before existing line {a0 + 1}",
-                "append new entries at the end of the file, not in the middle",
-                "changelog-insert"))
-    return diags, len(base_lines)
+            diags.append(_inserted(path, b0, b1, a0, head_lines))
+    return diags, start
+
+
+def _inserted(path: str, b0: int, b1: int, a0: int, head_lines: list[str]) -> Diagnostic:
+    ws = all(_blank(line) for line in head_lines[b0:b1])
+    return Diagnostic(path, b0 + 1, 1, f"{b1 - b0} {'empty ' if ws else ''}line(s) inserted "
+                      f"before existing line {a0 + 1}",
+                      "append new entries at the end of the file, not in the middle",
+                      WHITESPACE_RULE if ws else "changelog-insert")
 
 
 def _deleted(path: str, head_line: int, base_line: int, old: str) -> Diagnostic:
     return Diagnostic(path, max(head_line, 1), 1,
                       f"existing line {base_line} was deleted ({_show(old)})",
-                      "the changelog is append-only: restore the line", "changelog-delete")
+                      "the changelog is append-only: restore the line",
+                      WHITESPACE_RULE if _blank(old) else "changelog-delete")
+
+
+# rules about how appended lines look, not what they say: `changelog check` enforces them,
+# `changelog matrix` only warns (a run is never refused for its formatting)
+LAYOUT_RULES = frozenset({"changelog-newline", "changelog-blank", "changelog-separator",
+                          "changelog-bytes", WHITESPACE_RULE})
 
 
 def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic]:
-    """Formatting rules for the appended lines (from 0-based line index ``start``)."""
+    """Formatting rules for the appended lines (from 0-based line index ``start``).
+
+    Only the appended lines are judged, so a compliant append exists after any history:
+    one empty line may open the append whatever the base ends with (an empty or
+    whitespace-only line of the base may not be edited, so it cannot count against the
+    new separator), and an append needs no separator of its own after a base that
+    already ends with one.
+    """
     diags: list[Diagnostic] = []
     lines = head.splitlines(keepends=True)
     new = lines[start:]
@@ -90,23 +131,25 @@ def check_layout(path: str, base: str, head: str, start: int) -> list[Diagnostic
         diags.append(Diagnostic(path, len(lines), len(lines[-1]) + 1,
                                 "the file does not end with a newline",
                                 "add a newline after the last line", "changelog-newline"))
-    base_ends_blank = not base.strip() or base.splitlines()[-1].strip() == ""
+    base_lines = base.splitlines()
+    base_ends_blank = not base_lines or base_lines[-1].strip() == ""
     previous_blank = base_ends_blank
+    for ch, name in (("\r", "carriage return"), ("\t", "tab"), ("\0", "NUL byte")):
+        hits = [(start + k + 1, line.index(ch) + 1) for k, line in enumerate(new) if ch in line]
+        if hits:  # one diagnostic per kind: a CRLF file would give one per line
+            more = f" (and {len(hits) - 1} more line(s))" if len(hits) > 1 else ""
+            diags.append(Diagnostic(path, *hits[0], f"{name} in an appended line{more}",
+                                    "use LF line endings and spaces only", "changelog-bytes"))
     for offset, raw in enumerate(new):
         number = start + offset + 1
         text = raw.rstrip("\n")
-        for ch, name in (("\r", "carriage return"), ("\t", "tab"), ("\0", "NUL byte")):
-            if ch in text:
-                diags.append(Diagnostic(path, number, text.index(ch) + 1,
-                                        f"{name} in an appended line",
-                                        "use LF line endings and spaces only",
-                                        "changelog-bytes"))
         blank = text.strip() == ""
         if blank and text:
             diags.append(Diagnostic(path, number, 1, "whitespace-only line",
                                     "leave separator lines completely empty",
                                     "changelog-blank"))
-        if blank and previous_blank:
+        # the first appended line may be the separator even after a blank base line
+        if blank and previous_blank and offset > 0:
             diags.append(Diagnostic(path, number, 1, "more than one empty line",
                                     SEPARATOR_HINT, "changelog-blank"))
         if text.startswith(ENTRY_START) and not previous_blank:

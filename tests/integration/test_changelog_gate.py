@@ -8,12 +8,16 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.gitrepo import GitRepo
+from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+# a frozen catalog and changelog: line numbers and rows asserted here never follow the live files
+FROZEN = REPO / "tests" / "data" / "changelog-base"
 FIVE_PRS = ("1683", "2433", "2606", "2670", "2643")
 
 ENTRY = """- config-keys:
@@ -30,10 +34,10 @@ def _entry(key="dsv4-fp4-mi355x-atom-disagg", text="Re-run on the new image."):
 
 @pytest.fixture
 def repo(tmp_path) -> GitRepo:
-    """Our own catalog and changelog committed as the base on main."""
+    """The frozen catalog and changelog committed as the base on main."""
     r = GitRepo(tmp_path / "repo")
-    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
+    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
     r.commit("base", files)
     r.git("checkout", "-q", "-b", "pr")
     return r
@@ -198,22 +202,32 @@ def test_matrix_for_the_disagg_entry(repo, run_cli):
     assert result["single_node"] == {} and result["evals"] == []
 
 
+def _job_list(outputs: dict) -> dict[str, list[dict]]:
+    return {name: json.loads(value) for name, value in outputs.items()
+            if not name.startswith("has-")}
+
+
 def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
     _append(repo, _entry(key="dsv4-fp4-mi355x-*"))
     out_file = tmp_path / "github_output"
+    rows_file = tmp_path / "sweep-rows.json"
     monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
     code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
-                             "--head-ref", "HEAD", "--job-outputs", "--canary")
+                             "--head-ref", "HEAD", "--job-outputs", "--canary",
+                             "--rows-out", rows_file)
     assert code == 0, err
-    text = out_file.read_text()
-    assert "has-canary-single-node=true" in text and "has-canary-multi-node=false" in text
-    canary = json.loads(re.search(r"^canary-single-node=(.*)$", text, re.M)[1])
-    assert canary[0]["conc"] == 1  # the cheapest single-node point runs first
+    jobs = _job_list(parse_github_output(out_file.read_text()))
+    rows = json.loads(rows_file.read_text())["rows"]
+    assert jobs["canary-multi-node"] == []
+    [canary] = jobs["canary-single-node"]
+    assert rows[canary["id"]]["conc"] == 1  # the cheapest single-node point runs first
     total = json.loads(out)
     n_single = sum(len(v) for v in total["single_node"].values())
-    single = json.loads(re.search(r"^single-node=(.*)$", text, re.M)[1])
+    single = jobs["single-1"]
+    assert all(e["id"].startswith("single-node-") for e in single)
     assert len(single) == n_single - 1  # moved to the canary, not duplicated
+    assert {e["runner"] for e in single} == {rows[e["id"]]["runner"] for e in single}
     assert "| single-node " in (tmp_path / "summary.md").read_text()
 
 
@@ -291,3 +305,105 @@ def test_five_inferencex_entries_match_process_changelog(inferencex, tmp_path, r
     result = json.loads(out)
     assert _flat_digest(result) == (count, digest)
     assert len(result["changelog_metadata"]["entries"]) == 5
+
+
+# -- malformed appends: table-driven, with the assertions of tests/data/bad-input -----------
+# (id, appended text, check exit, matrix exit, message fragment). Formatting problems refuse
+# `check` but only warn in `matrix`, which plans the run from the entries.
+_OK = _entry()
+MALFORMED = [
+    ("mapping-not-list", "config-keys: [dsv4-fp4-mi355x-atom-disagg]\n", 1, 1,
+     "appended text must start a new entry with '- config-keys:'"),
+    ("yaml-syntax", "- config-keys: [dsv4-fp4-mi355x-atom-disagg\n  pr-link: XXX\n", 1, 1,
+     "perf-changelog.yaml:"),
+    ("no-config-keys", "- config-keys:\n  description:\n    - \"x\"\n  pr-link: XXX\n", 1, 1,
+     "config-keys"),
+    ("config-keys-not-a-list", _OK.replace("config-keys:\n    - ", "config-keys: "), 1, 1,
+     "config-keys"),
+    ("no-description", "- config-keys:\n    - dsv4-fp4-mi355x-atom-disagg\n  pr-link: XXX\n",
+     1, 1, "description"),
+    ("bad-scenario-type", _OK + "  scenario-type: [fixed-seq]\n", 1, 1,
+     "did you mean 'fixed-seq-len'?"),
+    ("append-only-with-evals-only", _OK + "  append-only: true\n  evals-only: true\n", 1, 1,
+     "append-only cannot be combined with evals-only"),
+    ("tab-in-a-string", _OK.replace("Re-run on", "Re-run\ton"), 1, 0, "tab in an appended line"),
+    ("crlf-line-endings", _OK.replace("\n", "\r\n"), 1, 0, "carriage return"),
+    ("whitespace-only-separator", "  \n" + _OK, 1, 0, "whitespace-only line"),
+    ("two-blank-lines-between-new-entries",
+     _OK + "\n\n" + _entry(key="dsv4-fp4-mi355x-atom"), 1, 0, "more than one empty line"),
+    ("blank-line-at-the-end", _OK + "\n", 1, 0, "the file ends with an empty line"),
+]
+
+
+@pytest.mark.parametrize(("case", "text", "check_exit", "matrix_exit", "message"), MALFORMED,
+                         ids=[c[0] for c in MALFORMED])
+def test_malformed_appends(repo, run_cli, tmp_path, case, text, check_exit, matrix_exit,
+                           message):
+    _append(repo, text)
+    code, out, err = _check(run_cli, repo)
+    assert "Traceback" not in out + err
+    assert code == check_exit, err
+    assert message in err
+    rows = tmp_path / "sweep-rows.json"
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD", "--rows-out", rows)
+    assert "Traceback" not in out + err
+    assert code == matrix_exit, err
+    assert message in err
+    if matrix_exit:
+        assert not rows.exists() and out == ""
+    else:  # a warning, and the run is planned
+        assert "warning: perf-changelog.yaml" in err and rows.exists()
+        assert json.loads(out)["multi_node"]
+
+
+def _documented_entry() -> str:
+    """The entry docs/adding-a-config.md tells a contributor to append."""
+    docs = (REPO / "docs" / "adding-a-config.md").read_text()
+    section = docs[docs.index("## 3. Append a changelog entry"):]
+    assert "after one empty line" in section.split("```")[0]
+    return section.split("```yaml\n", 1)[1].split("```", 1)[0]
+
+
+def test_live_changelog_accepts_the_documented_append(tmp_path, run_cli):
+    """The live files, whatever they hold: the append the docs describe passes the gate."""
+    r = GitRepo(tmp_path / "live")
+    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
+    live = (REPO / "perf-changelog.yaml").read_text()
+    r.commit("base", {**files, "perf-changelog.yaml": live})
+    entry = _documented_entry()
+    key = entry.split("- config-keys:\n", 1)[1].split("\n", 1)[0].strip().removeprefix("- ")
+    live_keys = [k for name, text in files.items() if name.endswith("-master.yaml")
+                 for k in yaml.safe_load(text)]
+    if key not in live_keys:  # the docs' example config was retired: use a live one
+        entry, key = entry.replace(key, live_keys[0]), live_keys[0]
+    r.commit("append", {"perf-changelog.yaml": live + "\n" + entry})
+    code, out, err = run_cli("changelog", "check", "--repo", r.path, "--base-ref", "HEAD~1",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    assert "1 entry appended" in out and key in out
+    code, out, err = run_cli("changelog", "matrix", "--repo", r.path, "--base-ref", "HEAD~1",
+                             "--head-ref", "HEAD")
+    assert code == 0, err
+    assert buckets_rows(json.loads(out)) > 0
+
+
+def buckets_rows(result: dict) -> int:
+    return sum(len(rows) for side in ("single_node", "multi_node")
+               for rows in result[side].values())
+
+
+def test_outputs_are_all_or_nothing(repo, run_cli, tmp_path):
+    """A metadata file that fails to write at the end takes the rows file with it."""
+    _append(repo, _entry())
+    rows = tmp_path / "sweep-rows.json"
+    target = Path("/proc/infersweep-meta.json")  # passes the up-front check, fails to write
+    if not Path("/proc").is_dir():
+        pytest.skip("needs Linux /proc")
+    code, out, err = run_cli("changelog", "matrix", "--repo", repo.path, "--base-ref", "main",
+                             "--head-ref", "HEAD", "--rows-out", rows, "--metadata-out", target)
+    assert "Traceback" not in err
+    if code == 0:
+        pytest.skip("this system lets /proc be written")
+    assert code == 1 and "cannot write --metadata-out" in err and "nothing was written" in err
+    assert not rows.exists() and out == ""

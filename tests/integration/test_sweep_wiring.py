@@ -14,6 +14,7 @@ from tests.unit.test_policy_commands import parse_github_output
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+FROZEN = REPO / "tests" / "data" / "changelog-base"  # rows asserted here never follow the live files
 ENTRY = """
 - config-keys:
     - dsv4-fp4-mi355x-atom-disagg
@@ -23,20 +24,29 @@ ENTRY = """
 """
 
 
-@pytest.fixture
-def pr_checkout(tmp_path):
-    """An origin with main, and a PR branch appending a changelog entry (as CI checks out)."""
+@pytest.fixture(params=["full", "one-commit"])
+def pr_checkout(tmp_path, request):
+    """An origin with main and a PR branch appending a changelog entry, checked out as CI
+    does: with full history, or one commit deep (GitHub's default) over file:// so that the
+    depth is honoured; run-sweep then passes --fetch-missing."""
     origin = GitRepo(tmp_path / "origin")
-    files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
+    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
     origin.commit("base", files)
+    origin.git("checkout", "-q", "-b", "pr")
+    head = origin.commit("append", {"perf-changelog.yaml":
+                                    (origin.path / "perf-changelog.yaml").read_text() + ENTRY})
+    origin.git("checkout", "-q", "main")
+    origin.commit("main moves on", {"README.md": "later\n"})
     work = GitRepo(tmp_path / "work")
-    work.git("remote", "add", "origin", str(origin.path))
-    work.git("fetch", "-q", "origin")
-    work.git("checkout", "-q", "-b", "pr", "origin/main")
-    head = work.commit("append", {"perf-changelog.yaml":
-                                  (work.path / "perf-changelog.yaml").read_text() + ENTRY})
-    return work, head
+    work.git("remote", "add", "origin", f"file://{origin.path}")
+    if request.param == "full":
+        work.git("fetch", "-q", "origin")
+    else:
+        work.git("fetch", "-q", "--depth=1", "origin", head)
+        assert work.git("rev-parse", "--is-shallow-repository") == "true"
+    work.git("checkout", "-q", "--detach", head)
+    return work, head, (["--fetch-missing"] if request.param == "one-commit" else [])
 
 
 def _event(tmp_path: Path, labels: list[str], head: str) -> Path:
@@ -60,7 +70,7 @@ def _event(tmp_path: Path, labels: list[str], head: str) -> Path:
 ])
 def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch, run_cli,
                                               label, canary, conc):
-    work, head = pr_checkout
+    work, head, fetch = pr_checkout
     output = tmp_path / "github_output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
@@ -72,16 +82,25 @@ def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch
     assert decided["run"] == "true" and decided["check-changelog"] == "true"
     output.write_text("")
 
-    code, _, err = run_cli("changelog", "check", "--decision", decided["decision-json"])
+    code, _, err = run_cli("changelog", "check", "--decision", decided["decision-json"], *fetch)
     assert code == 0, err
+    rows_file = tmp_path / "sweep-rows.json"
     code, out, err = run_cli("changelog", "matrix", "--decision", decided["decision-json"],
-                             "--job-outputs")
+                             "--job-outputs", "--rows-out", rows_file, *fetch)
     assert code == 0, err
-    jobs = parse_github_output(output.read_text())
-    assert jobs["has-multi-node"] == "true"
-    assert jobs["has-canary-multi-node"] == str(canary).lower()
-    multi = json.loads(jobs["multi-node"])
-    assert [row["conc"] for row in multi] == conc
+    jobs = {k: json.loads(v) for k, v in parse_github_output(output.read_text()).items()}
+    multi = jobs["multi-1"]
+    assert bool(jobs["canary-multi-node"]) == canary
+    assert all(jobs[f"single-{i}"] == [] for i in range(1, 11))
+
+    def row(entry):  # what a benchmark job does with its matrix entry
+        code, text, err = run_cli("changelog", "row", "--from", rows_file, "--id", entry["id"])
+        assert code == 0, err
+        found = json.loads(text)
+        assert found["runner"] == entry["runner"]
+        return found
+
+    assert [row(e)["conc"] for e in multi] == conc
     if canary:  # the cheapest point runs first and is not run twice
-        assert [row["conc"] for row in json.loads(jobs["canary-multi-node"])] == [[4]]
+        assert [row(e)["conc"] for e in jobs["canary-multi-node"]] == [[4]]
     assert json.loads(out)["changelog_metadata"]["head_ref"] == head

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from infersweep.changelog import buckets
+from infersweep.changelog import buckets, shards
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOWS = REPO / ".github" / "workflows"
@@ -45,32 +45,54 @@ def test_zizmor_clean():
     assert "No findings" in proc.stdout + proc.stderr
 
 
-def _consumed_outputs(workflow: dict) -> set[str]:
-    used = set()
-    for job in workflow["jobs"].values():
+def _consumers(workflow: dict) -> dict[str, list[str]]:
+    """setup output -> the jobs whose matrix expands it."""
+    used: dict[str, list[str]] = {}
+    for name, job in workflow["jobs"].items():
         matrix = job.get("strategy", {}).get("matrix", {})
         for value in matrix.values() if isinstance(matrix, dict) else []:
-            used.update(re.findall(r"fromJSON\(needs\.setup\.outputs\.([\w-]+)\)", value))
+            for output in re.findall(r"fromJSON\(needs\.setup\.outputs\.([\w-]+)\)", value):
+                used.setdefault(output, []).append(name)
     return used
 
 
-def test_every_job_output_has_a_consuming_job():
+def test_every_setup_output_has_exactly_one_consuming_job():
     sweep = _load("run-sweep.yml")
-    consumed = _consumed_outputs(sweep)
     declared = set(sweep["jobs"]["setup"]["outputs"])
-    for name in buckets.JOB_OUTPUTS:
-        assert name in declared, f"setup does not export '{name}'"
-        assert name in consumed, f"no job consumes bucket output '{name}'"
-        assert f"has-{name}" in declared
+    assert declared == set(shards.output_names())
+    consumers = _consumers(sweep)
+    for name in declared:
+        assert consumers.get(name) == [name], f"setup output '{name}' -> {consumers.get(name)}"
+
+
+@pytest.mark.parametrize("template", sorted(shards.TEMPLATES))
+def test_shard_jobs_are_the_planners_slots(template):
+    """run-sweep.yml has exactly the shard jobs `changelog matrix` plans for."""
+    jobs = _load("run-sweep.yml")["jobs"]
+    file = {"single": "benchmark-single-node.yml", "multi": "benchmark-multinode.yml"}[template]
+    slots = [n for n in jobs if re.fullmatch(rf"{template}-\d+", n)]
+    assert slots == shards.slot_names(template)
+    for name in slots:
+        job = jobs[name]
+        assert job["uses"] == f"$/.github/workflows/{file}"
+        assert {"canary-single-node", "canary-multi-node"} <= set(job["needs"])
+        assert f"needs.setup.outputs.{name} != '[]'" in job["if"]
+        assert job["with"] == {"runner": "${{ matrix.row.runner }}",
+                               "row-id": "${{ matrix.row.id }}",
+                               "title": "${{ matrix.row.title }}"}
+    assert set(slots) <= set(jobs["collect"]["needs"])
 
 
 @pytest.mark.parametrize("family", ["1k1k", "8k1k", "2048_128", "agentic"])
-def test_every_bucket_routes_to_a_consumed_output(family):
-    consumed = _consumed_outputs(_load("run-sweep.yml"))
-    for side in ("single_node", "multi_node"):
-        assert buckets.job_output_for(side, family) in consumed
+def test_every_bucket_routes_to_a_shard_template(family):
+    routed = {name: template for template, (names, _) in shards.TEMPLATES.items()
+              for name in names}
+    assert set(routed) | set(shards.CANARIES) == set(buckets.JOB_OUTPUTS)
+    assert routed[buckets.job_output_for("single_node", family)] == "single"
+    assert routed[buckets.job_output_for("multi_node", family)] == "multi"
     for name in buckets.EVAL_BUCKETS:
-        assert buckets.job_output_for(name) in consumed
+        assert routed[buckets.job_output_for(name)] == ("multi" if "multinode" in name
+                                                        else "single")
 
 
 def test_an_unusual_sequence_family_reaches_a_job():
@@ -78,6 +100,52 @@ def test_an_unusual_sequence_family_reaches_a_job():
     matrix = buckets.build([row], [], {})
     assert matrix["single_node"] == {"2048_128": [row]}
     assert buckets.job_outputs(matrix)["single-node"] == [row]
+
+
+def _step(job: dict, predicate) -> dict:
+    found = [s for s in job["steps"] if predicate(s)]
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("name", ["benchmark-single-node.yml", "benchmark-multinode.yml"])
+def test_templates_read_their_row_from_the_rows_artifact(name):
+    """Jobs get an id; the row comes from the artifact (no row JSON in job outputs)."""
+    template = _load(name)
+    inputs = template["on"]["workflow_call"]["inputs"]
+    assert set(inputs) == {"runner", "row-id", "title", "rows-artifact"}
+    assert "inputs.row " not in (WORKFLOWS / name).read_text()
+    job = template["jobs"]["benchmark"]
+    assert job["env"]["INFERSWEEP_ROW_ID"] == "${{ inputs.row-id }}"
+    download = _step(job, lambda s: s.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"] == {"name": "${{ inputs.rows-artifact }}",
+                                "path": "${{ runner.temp }}/sweep-rows"}
+    row = _step(job, lambda s: s.get("id") == "row")
+    assert row["run"] == ('infersweep changelog row --from '
+                          '"$RUNNER_TEMP/sweep-rows/sweep-rows.json" --id "$INFERSWEEP_ROW_ID"')
+    launch = _step(job, lambda s: s.get("name") == "Launch")
+    assert launch["env"] == {"INFERSWEEP_ROW": "${{ steps.row.outputs.row }}"}
+    order = [s.get("id") or s.get("name") or s.get("uses", "").split("@")[0]
+             for s in job["steps"]]
+    assert order.index("actions/download-artifact") < order.index("row") < order.index("Launch")
+    # the setup job uploads exactly that artifact, with the file the row step reads
+    setup = _load("run-sweep.yml")["jobs"]["setup"]
+    upload = _step(setup, lambda s: s.get("with", {}).get("name") == inputs["rows-artifact"][
+        "default"])
+    assert upload["with"]["path"] == "sweep-rows.json"
+    matrix = _step(setup, lambda s: s.get("id") == "matrix")
+    assert "--rows-out sweep-rows.json" in matrix["run"] and "--job-outputs" in matrix["run"]
+
+
+@pytest.mark.parametrize(("job", "command"), [("check", "changelog check"),
+                                              ("setup", "changelog matrix")])
+def test_changelog_jobs_work_on_a_one_commit_checkout(job, command):
+    """The checkout is one commit deep; the command fetches what it needs."""
+    steps = _load("run-sweep.yml")["jobs"][job]["steps"]
+    checkout = _step({"steps": steps}, lambda s: s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == "1"
+    run = _step({"steps": steps}, lambda s: command in s.get("run", ""))
+    assert "--fetch-missing" in run["run"]
 
 
 ALLOWED_RUN = re.compile(r"^(infersweep |pip install |bash \"runners/launch_|sudo bash \.ci/run)")
