@@ -5,17 +5,20 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from infersweep import gitexec
 from infersweep.diagnostics import Diagnostic, InputError
 
+EOO = gitexec.END_OF_OPTIONS  # refs come from options and payloads: never parsed as flags
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                          check=False)
+
+def _git(root: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+    return gitexec.run(["-C", str(root), *args], text=text)
 
 
 def resolve(root: Path, ref: str) -> str:
     """The full commit id of ``ref``."""
-    proc = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    gitexec.check_revision(ref, "revision", "<git>")
+    proc = _git(root, "rev-parse", "--verify", "--quiet", EOO, f"{ref}^{{commit}}")
     if proc.returncode:
         raise InputError(Diagnostic(
             "<git>", 0, 0, f"unknown git revision '{ref}'",
@@ -24,7 +27,7 @@ def resolve(root: Path, ref: str) -> str:
 
 
 def merge_base(root: Path, base: str, head: str) -> str:
-    proc = _git(root, "merge-base", base, head)
+    proc = _git(root, "merge-base", EOO, base, head)
     if proc.returncode:
         raise InputError(Diagnostic(
             "<git>", 0, 0, f"'{base}' and '{head}' share no history",
@@ -34,13 +37,12 @@ def merge_base(root: Path, base: str, head: str) -> str:
 
 def read_at(root: Path, ref: str, path: str) -> bytes | None:
     """Contents of ``path`` at ``ref``, or None when the file does not exist there."""
-    proc = subprocess.run(["git", "-C", str(root), "show", f"{ref}:{path}"],
-                          capture_output=True, check=False)
+    proc = _git(root, "show", EOO, f"{ref}:{path}", text=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
 def list_at(root: Path, ref: str, directory: str) -> list[str]:
-    proc = _git(root, "ls-tree", "--name-only", f"{ref}:{directory}")
+    proc = _git(root, "ls-tree", "--name-only", EOO, f"{ref}:{directory}")
     if proc.returncode:
         return []
     return [f"{directory}/{name}" for name in proc.stdout.split()]
