@@ -124,10 +124,12 @@ def test_sim_process_case(case: Case, tmp_path):
     held = None
     try:
         if case.phase == "health-wait":
+            # Stop the first worker the moment it exists (long before its interpreter has
+            # started): the health wait, which checks workers in order, cannot finish now.
+            held = _wait_for(lambda: _children(proc.pid)[:1], 30, "the first worker")[0]
+            os.kill(held, signal.SIGSTOP)
             seen = _wait_for(lambda: (k := _children(proc.pid)) and len(k) == case.workers and k,
                              30, f"{case.workers} workers")
-            held = seen[-1]
-            os.kill(held, signal.SIGSTOP)  # this worker cannot become healthy now
             time.sleep(0.3)
             assert proc.poll() is None, log.read_text()
             assert "sim cluster" not in log.read_text(), "already past the health wait"
