@@ -17,9 +17,10 @@ GIT_MISSING = "git is not installed or not on PATH"
 END_OF_OPTIONS = "--end-of-options"
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}")
-# What a revision given on the command line or in a payload may look like: a ref name
-# (check-ref-format's rules, loosely), a SHA, and the suffixes the gate uses (^{commit}, ~N).
-_REVISION = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./@{}^~+-]*")
+# Characters no revision we accept contains: git's forbidden ref characters except the
+# ^ ~ { } of suffixes such as ``^{commit}`` and ``~1``, ':' (we add ``rev:path`` ourselves) and
+# anything that is whitespace or a control character.
+_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f:?*\[\\]")
 
 
 class GitMissing(InputError):
@@ -44,10 +45,10 @@ def run(args: list[str], *, cwd: str | None = None, timeout: float | None = None
 
 
 def is_revision(value: str) -> bool:
-    """A plausible revision: never empty, never an option, no whitespace or control characters,
-    no ``..`` (a range) and no ``@{-N}``-style tricks that need the reflog."""
-    return (bool(value) and _REVISION.fullmatch(value) is not None and ".." not in value
-            and not value.endswith((".", "/", ".lock")))
+    """A plausible branch, tag, SHA or ``ref~N`` / ``ref^{commit}``: never empty, never an
+    option (a leading '-'), no whitespace or control characters, no ``..`` (a range)."""
+    return (bool(value) and not value.startswith("-") and _FORBIDDEN.search(value) is None
+            and ".." not in value and not value.endswith((".", "/", ".lock")))
 
 
 def check_revision(value: str, what: str, where: str = "<input>") -> str:

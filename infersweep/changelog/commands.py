@@ -19,8 +19,9 @@ def _refs(f):
     for option in reversed([
         click.option("--base-ref", help="The PR's base (e.g. origin/main)."),
         click.option("--head-ref", help="The PR's head commit."),
-        click.option("--decision", "decision_json", metavar="JSON",
-                     help="A `policy decide` decision; supplies refs and modifiers."),
+        click.option("--decision", "decision_json", metavar="PATH|-|JSON",
+                     help="A `policy decide` decision (a file, - for stdin, or the JSON "
+                          "text); supplies refs and modifiers."),
         click.option("--changelog-file", default=CHANGELOG, show_default=True),
         click.option("--repo", "root", type=click.Path(path_type=Path, file_okay=False),
                      default=Path("."), help="Repository root (default: current directory)."),
@@ -40,10 +41,9 @@ def _from_decision(decision_json, base_ref, head_ref):
     """(base, head, decision dict) from explicit refs or a policy decision."""
     decision = {}
     if decision_json:
-        try:
-            decision = json.loads(decision_json)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--decision") from None
+        from infersweep.policy.decision_input import load_decision
+
+        decision = load_decision(decision_json)
         base_ref = base_ref or decision.get("diff-base")
         head_ref = head_ref or decision.get("diff-head")
     if not base_ref or not head_ref:
