@@ -60,7 +60,13 @@ def _missing_parents(parent: Path) -> list[Path]:
 
 def check_writable(path: str | Path, what: str = "output") -> None:
     """Raise :class:`OutputError` unless ``path`` could be written now (nothing is created)."""
-    target = Path(path)
+    try:
+        _check_writable(Path(path), path, what)
+    except OSError as exc:  # stat itself failed (a name too long, a loop of links...)
+        raise OutputError.from_os_error(path, exc, what) from None
+
+
+def _check_writable(target: Path, path: str | Path, what: str) -> None:
     if str(path) == "" or target.name in ("", ".", ".."):
         raise OutputError(path, "not a file name", _HINTS[errno.EISDIR], what)
     if target.is_dir():

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from infersweep import ghactions
-from infersweep.clitypes import POSITIVE_INT
+from infersweep.clitypes import POSITIVE_INT, FiniteFloat
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.redact import redact
 
@@ -109,7 +109,7 @@ _HINTS = {
               help="Fetch NAME from URL instead of the lock's repository (a mirror, or a "
                    "local repository in tests). Also: $INFERSWEEP_PIN_URL_<NAME>.")
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Verify only these pins.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=1),
+@click.option("--timeout", default=60.0, show_default=True, type=FiniteFloat(min=1),
               help="Seconds allowed per pin.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
