@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -32,10 +33,15 @@ def _load(root: str, lock: str | None, *, strict: bool):
     path = _lock_path(root, lock)
     doc = load_yaml(path)
     parsed = lock_with_problems(doc)
+    parsed.problems = [_redacted(d) for d in parsed.problems]  # they may quote a URL
     if not parsed.pins or (strict and parsed.problems):
         raise InputError(parsed.problems or [Diagnostic(str(path), 0, 0, "no pins",
                                                         rule="schema")])
     return parsed
+
+
+def _redacted(diag: Diagnostic) -> Diagnostic:
+    return dataclasses.replace(diag, message=redact(diag.message), hint=redact(diag.hint))
 
 
 def _check_names(names, known, what: str, path: str) -> None:

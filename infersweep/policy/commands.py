@@ -110,8 +110,8 @@ def decide(event_path, event_name, head_commit_message, repo_dir, repository, ru
                                      path=event_path)
     decision = decide_facts(facts)
     click.echo(json.dumps(decision.to_dict(), indent=2, sort_keys=False))
-    ghactions.append(github_output, render_output(decision))
-    ghactions.append(step_summary, render_summary(decision))
+    ghactions.append(github_output, render_output(decision), "--github-output")
+    ghactions.append(step_summary, render_summary(decision), "--step-summary")
     if decision.decision == "error":
         raise InputError(Diagnostic(event_path, 0, 0, decision.reason,
                                     "fix the PR labels and re-run", "policy-labels"))
