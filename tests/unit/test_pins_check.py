@@ -292,7 +292,7 @@ def write_bytes(root: Path, rel: str, data: bytes) -> Path:
 
 
 @pytest.mark.parametrize("data", [
-    "Cafébot launches srt-slurm {sha} here\n".format(sha=WRONG).encode("latin-1"),  # not UTF-8
+    f"Cafébot launches srt-slurm {WRONG} here\n".encode("latin-1"),  # not UTF-8
     b"\x00\x01binary header\nsrt-slurm " + WRONG.encode() + b"\n\x00",  # NUL bytes
     b"\xef\xbb\xbfsrt-slurm " + WRONG.encode() + b"\r\n",  # BOM and CRLF
 ])
