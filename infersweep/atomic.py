@@ -31,13 +31,19 @@ _HINTS = {
 }
 
 
-class OutputError(InputError):
-    """An output path that cannot be written."""
+class OutputError(InputError, OSError):
+    """An output path that cannot be written. Also an ``OSError``, so a caller that keeps its
+    data when a write fails (``except OSError``) still does."""
 
-    def __init__(self, path: str | Path, reason: str, hint: str = "", what: str = "output"):
+    def __init__(self, path: str | Path, reason: str, hint: str = "", what: str = "output",
+                 errno_: int | None = None):
         self.path = str(path)
-        super().__init__(Diagnostic(self.path, 0, 0, f"cannot write {what}: {reason}", hint,
-                                    "output-path"))
+        InputError.__init__(self, Diagnostic(self.path, 0, 0, f"cannot write {what}: {reason}",
+                                             hint, "output-path"))
+        self.errno, self.strerror, self.filename = errno_, reason, self.path
+
+    def __str__(self) -> str:
+        return "\n".join(str(d) for d in self.diagnostics)
 
     @classmethod
     def from_os_error(cls, path: str | Path, exc: OSError, what: str = "output") -> OutputError:
@@ -45,7 +51,7 @@ class OutputError(InputError):
         culprit = exc.filename if exc.filename not in (None, str(path)) else None
         if culprit is not None:
             reason += f" ({os.fsdecode(culprit)})"
-        return cls(path, reason, _HINTS.get(exc.errno or 0, ""), what)
+        return cls(path, reason, _HINTS.get(exc.errno or 0, ""), what, exc.errno)
 
 
 def _missing_parents(parent: Path) -> list[Path]:
@@ -96,6 +102,7 @@ def atomic_writer(path: str | Path, what: str = "output") -> Iterator[BinaryIO]:
 
     An OSError while creating, writing or renaming becomes :class:`OutputError`; the
     temporary file and any directories made for it are removed."""
+    check_writable(path, what)  # the clear reason, before anything is created
     target = Path(path)
     created = _missing_parents(target.parent)
     tmp = None

@@ -39,7 +39,7 @@ def test_atomic_write_removes_the_folders_it_made_when_the_write_fails(tmp_path)
 
 def test_atomic_write_onto_a_directory_keeps_it(tmp_path):
     (tmp_path / "out").mkdir()
-    with pytest.raises(OutputError, match="Is a directory"):
+    with pytest.raises(OutputError, match="it is a directory"):
         write_atomic(tmp_path / "out", "{}")
     assert tree(tmp_path) == {"out"}
 
