@@ -68,6 +68,7 @@ class Case:
     exit: int | None = None  # None: any (a SIGKILLed process has no exit code of its own)
     message: str = ""
     env: dict[str, str] = field(default_factory=dict)
+    busy_offset: int = 0  # busy-port: which port is taken (0: the front end, 1: first worker)
 
 
 CASES = [
@@ -95,6 +96,8 @@ CASES = [
          "busy-port", exit=1, message="cannot listen: Address already in use"),
     Case("cluster-front-port-in-use", ["cluster", "--topology", "2p1d"], "busy-port", exit=1,
          message="cannot listen: Address already in use"),
+    Case("cluster-worker-port-in-use", ["cluster", "--topology", "2p1d"], "busy-port", exit=1,
+         message="[sim-port] cannot listen: Address already in use", busy_offset=2),
 ]
 
 
@@ -114,7 +117,7 @@ def test_sim_process_case(case: Case, tmp_path):
     busy = None
     if case.phase == "busy-port":
         busy = socket.socket()
-        busy.bind(("127.0.0.1", port))
+        busy.bind(("127.0.0.1", port + case.busy_offset))
         busy.listen()
     cmd = [sys.executable, "-m", "infersweep", "sim", *case.args, "--port", str(port)]
     with open(log, "wb") as err:
