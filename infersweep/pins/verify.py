@@ -26,10 +26,12 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
+from infersweep.children import signals_exit
 from infersweep.gitexec import END_OF_OPTIONS, GitMissing
 from infersweep.pins.lock import Pin, sha_problem
 from infersweep.redact import redact
@@ -106,8 +108,43 @@ class _Timeout(Exception):
     pass
 
 
+class _Stopped(Exception):
+    """The command is stopping (a signal): start no more git processes."""
+
+
+class _GitProcesses:
+    """Every git process group running for this command, so that a stop signal ends them
+    (each runs in its own session, out of reach of a signal sent to our process group)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: set[int] = set()
+        self.stopping = False
+
+    def add(self, pid: int) -> None:
+        with self.lock:
+            self.running.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self.lock:
+            self.running.discard(pid)
+
+    def kill_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            pids = list(self.running)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+_PROCS = _GitProcesses()
+
+
 def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProcess:
     """Run git; on timeout kill its whole process group (ssh/https helpers included)."""
+    if _PROCS.stopping:
+        raise _Stopped()
     try:
         proc = subprocess.Popen(["git", "-c", "protocol.ext.allow=never", *args], cwd=cwd,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -117,6 +154,7 @@ def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProce
         if exc.filename == cwd:
             raise
         raise GitMissing() from None
+    _PROCS.add(proc.pid)
     try:
         out, err = proc.communicate(timeout=max(timeout, 0.1))
     except subprocess.TimeoutExpired:
@@ -124,6 +162,10 @@ def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProce
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise _Timeout() from None
+    finally:
+        _PROCS.discard(proc.pid)
+    if _PROCS.stopping:
+        raise _Stopped()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -174,6 +216,8 @@ def verify_pin(pin: Pin, url: str | None = None, *, timeout: float = DEFAULT_TIM
         except _Timeout:
             return result(UNREACHABLE, f"remote unreachable: {url}: no answer within "
                                        f"{timeout:g} s")
+        except _Stopped:
+            return result(UNREACHABLE, "stopped before the check finished")
         except OSError as exc:
             return result(UNREACHABLE, f"cannot run git: {exc.strerror or exc}")
     return result(OK, f"{pin.commit} is fetchable from {url}")
@@ -184,7 +228,14 @@ def verify_pins(pins: list[Pin], *, overrides: dict[str, str] | None = None,
     """Verify several pins concurrently; results in the order of ``pins``."""
     if not pins:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pins)))) as pool:
+    _PROCS.stopping = False
+    # A stop signal ends every git process group and lets each worker remove its scratch
+    # repository before the command exits (128 + the signal number).
+    with signals_exit(), ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pins)))) as pool:
         futures = [pool.submit(verify_pin, p, resolve_url(p, overrides), timeout=timeout)
                    for p in pins]
-        return [f.result() for f in futures]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            _PROCS.kill_all()
+            raise

@@ -326,3 +326,47 @@ def test_a_lock_problem_quoting_the_url_is_redacted(tmp_path, capsys):
     assert run(["--lock", str(lock)]) == 1
     err = capsys.readouterr().err
     assert "[schema]" in err and SECRET not in err and "http://***@example.invalid/x" in err
+
+
+def test_sigterm_stops_git_and_removes_the_scratch_repositories(tmp_path):
+    """A supervisor signals only the main PID: git (in its own session) and its transport
+    must stop too, and no scratch repository may be left in the temporary folder."""
+    import signal
+    import sys
+
+    hang = tmp_path / "hanging-ssh"
+    hang.write_text("#!/bin/sh\necho started >> \"$0.log\"\nexec sleep 60\n")
+    hang.chmod(0o755)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    env = {**os.environ, "GIT_SSH_COMMAND": str(hang), "TMPDIR": str(scratch)}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infersweep", "pins", "verify", "--lock", str(lock),
+         "--remote", "srt-slurm=ssh://git@example.invalid/a.git",
+         "--remote", "atom=ssh://git@example.invalid/b.git", "--timeout", "120"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = Path(f"{hang}.log")
+    end = time.monotonic() + 30
+    while (not log.exists() or log.read_text().count("started") < 2) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert log.exists(), "git never reached the transport"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    time.sleep(0.5)  # SIGKILLed process groups are gone by now
+    left = [d.name for d in Path("/proc").iterdir() if d.name.isdigit()
+            and str(hang).encode() in _cmdline(d)]
+    assert not left, f"transport processes left: {left}"
+    assert not list(scratch.iterdir()), list(scratch.iterdir())
+
+
+def _cmdline(proc_dir: Path) -> bytes:
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""
