@@ -7,6 +7,7 @@ benchmark client's imports (aiohttp, numpy) and stays fast in a fresh process.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -53,7 +54,25 @@ def cli():
     """LLM-inference benchmark sweeps: configs, matrix, launch, results, staging."""
 
 
+DEBUG_ENV = "INFERSWEEP_DEBUG"
+
+
+def _debug() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _describe_os_error(exc: OSError) -> str:
+    """``cannot ...: <reason>: '<file>'`` from an OSError, without the Errno noise."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    names = [n for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(f"'{os.fsdecode(n)}'" for n in names)
+    return f"{reason}: {where}" if where else reason
+
+
 def main(argv=None) -> None:
+    """Run the CLI. Bad input exits 1 with located messages; an operating-system failure
+    that no command turned into a message (a bug in its error reporting) still gets one line
+    and exit 1, unless ``INFERSWEEP_DEBUG=1`` asks for the exception and its traceback."""
     try:
         cli.main(args=argv, prog_name="infersweep", standalone_mode=False)
     except InputError as exc:
@@ -73,3 +92,9 @@ def main(argv=None) -> None:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        if _debug():
+            raise
+        click.echo(f"error: {_describe_os_error(exc)} (unexpected {type(exc).__name__}; set "
+                   f"{DEBUG_ENV}=1 to see where it happened and report it)", err=True)
+        sys.exit(1)

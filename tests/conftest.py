@@ -13,6 +13,13 @@ SHARED = REPO.parent / "shared"
 INFERENCEX = SHARED / "reference" / "inferencex"
 
 
+@pytest.fixture(autouse=True)
+def _debug_errors(monkeypatch):
+    """Tests see an OSError that escapes a command as itself (and fail), never the one-line
+    message ``main`` gives users as a last resort; see docs/troubleshooting.md."""
+    monkeypatch.setenv("INFERSWEEP_DEBUG", "1")
+
+
 @pytest.fixture
 def repo_root() -> Path:
     return REPO

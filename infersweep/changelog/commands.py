@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 from tabulate import tabulate
 
 from infersweep import ghactions
-from infersweep.atomic import write_atomic
+from infersweep.atomic import check_writable, write_atomic
 from infersweep.changelog import buckets, shards
 from infersweep.changelog.change import CHANGELOG, load_change
 from infersweep.changelog.history import FETCH_OPTION
@@ -23,8 +22,9 @@ def _refs(f):
     for option in reversed([
         click.option("--base-ref", help="The PR's base (e.g. origin/main)."),
         click.option("--head-ref", help="The PR's head commit."),
-        click.option("--decision", "decision_json", metavar="JSON",
-                     help="A `policy decide` decision; supplies refs and modifiers."),
+        click.option("--decision", "decision_json", metavar="PATH|-|JSON",
+                     help="A `policy decide` decision (a file, - for stdin, or the JSON "
+                          "text); supplies refs and modifiers."),
         click.option("--changelog-file", default=CHANGELOG, show_default=True),
         click.option("--repo", "root", type=click.Path(path_type=Path, file_okay=False),
                      default=Path("."), help="Repository root (default: current directory)."),
@@ -47,21 +47,9 @@ def _from_decision(decision_json, base_ref, head_ref):
     """(base, head, decision dict) from explicit refs or a policy decision."""
     decision = {}
     if decision_json:
-        try:
-            decision = json.loads(decision_json)
-        except json.JSONDecodeError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--decision") from None
-        if not isinstance(decision, dict):
-            raise click.BadParameter("not a `policy decide` decision (a JSON object expected, "
-                                     f"got {type(decision).__name__})", param_hint="--decision")
-        for name in ("diff-base", "diff-head"):
-            if not isinstance(decision.get(name, ""), str):
-                raise click.BadParameter(f"'{name}' must be a string",
-                                         param_hint="--decision")
-        number = decision.get("pr-number")
-        if number is not None and (type(number) is not int or number < 1):
-            raise click.BadParameter("'pr-number' must be a positive integer or null",
-                                     param_hint="--decision")
+        from infersweep.policy.decision_input import load_decision
+
+        decision = load_decision(decision_json)
         base_ref = base_ref or decision.get("diff-base")
         head_ref = head_ref or decision.get("diff-head")
     if not base_ref or not head_ref:
@@ -71,20 +59,8 @@ def _from_decision(decision_json, base_ref, head_ref):
 
 def _check_output(path: Path | None, option: str) -> None:
     """Refuse an output path that cannot be written, before any work is done."""
-    if path is None:
-        return
-    ancestor = path.absolute().parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        problem = f"{ancestor} is a file, not a directory"
-    elif not os.access(ancestor, os.W_OK | os.X_OK):
-        problem = f"{ancestor} is not writable"
-    else:
-        return
-    raise InputError(Diagnostic(str(path), 0, 0, f"cannot write {option}: {problem}",
-                                "choose a path in a directory you can write to",
-                                "output-path"))
+    if path is not None:
+        check_writable(path, option)
 
 
 def _write_all(files: list[tuple[Path, str, str]]) -> None:

@@ -13,6 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from infersweep import gitexec
 from infersweep.diagnostics import Diagnostic, InputError
 
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -27,11 +28,8 @@ def _error(message: str, hint: str = "", rule: str = "git") -> InputError:
 def run(root: Path, *args: str, text: bool = True, timeout: float | None = None
         ) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=text,
-                              check=False, env={**os.environ, **_ENV}, timeout=timeout)
-    except FileNotFoundError:
-        raise _error("git is not installed or not on PATH",
-                     "install git (the changelog is judged at git revisions)") from None
+        return gitexec.run(["-C", str(root), *args], text=text, timeout=timeout,
+                           env={**os.environ, **_ENV})
     except subprocess.TimeoutExpired:
         raise _error(f"git {args[0]} did not finish within {timeout:.0f} s",
                      "check the network connection to the remote") from None
@@ -119,12 +117,12 @@ def fetch(root: Path, remote: str, specs: list[str], *options: str) -> str | Non
 
 def read_at(root: Path, commit: str, path: str) -> bytes | None:
     """Contents of ``path`` at ``commit``, or None when the file does not exist there."""
-    proc = run(root, "show", f"{commit}:{path}", text=False)
+    proc = run(root, "show", "--end-of-options", f"{commit}:{path}", text=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
 def list_at(root: Path, commit: str, directory: str) -> list[str]:
-    proc = run(root, "ls-tree", "--name-only", f"{commit}:{directory}")
+    proc = run(root, "ls-tree", "--name-only", "--end-of-options", f"{commit}:{directory}")
     if proc.returncode:
         return []
     return [f"{directory}/{name}" for name in proc.stdout.split()]

@@ -23,6 +23,12 @@ source's ``superseded``; anything else is reported at its line and column. A lin
 markdown, ``docs/``, ``benchmarks/``, ``runners/``, ``scripts/``, ``configs/``, ``.github/``
 and the package source (except this module and the lock itself). Tests are not scanned:
 they hold wrong SHAs on purpose.
+
+Files that are not plain UTF-8 text are never skipped silently (a mismatched pin there would
+pass): a file with NUL bytes or invalid UTF-8 is scanned with the undecodable bytes replaced; a
+file above the size limit is searched for the sources' mentions without being parsed, and is
+an error (``pins-unscanned``) if it has one, a warning otherwise; a file that cannot be read at
+all is an error. ``strict`` makes every warning an error too.
 """
 
 from __future__ import annotations
@@ -62,12 +68,22 @@ class Reference:
     sources: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Unscanned:
+    """A file the check could not (fully) look into, and why."""
+
+    path: str
+    reason: str
+    mentions: tuple[str, ...] = ()  # pinned sources it names anyway (size-limited files)
+
+
 @dataclass
 class Report:
     lock: Lock | None
     problems: list[Diagnostic] = field(default_factory=list)
     references: list[Reference] = field(default_factory=list)  # the ones that matched
     files: int = 0
+    unscanned: list[Unscanned] = field(default_factory=list)  # warnings, unless strict
 
 
 def is_commit_like(token: str) -> bool:
@@ -98,21 +114,39 @@ def files_to_scan(root: Path, lock_path: Path) -> list[Path]:
     return sorted(p for p in found if p.resolve() != lock_resolved)
 
 
-def _read_text(path: Path) -> str | None:
+def _read_text(path: Path, max_bytes: int = MAX_BYTES) -> tuple[str | None, str]:
+    """(text, "") for a file to scan, or (None, why not). Text that is not clean UTF-8 (NUL
+    bytes, invalid sequences) is still returned, undecodable bytes replaced: a pin written
+    in ASCII is found in it all the same."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            return None
+        size = path.stat().st_size
+        if size > max_bytes:
+            return None, f"larger than {_size(max_bytes)} ({_size(size)})"
         raw = path.read_bytes()
-    except OSError:
-        return None
-    if b"\0" in raw:
-        return None
+    except OSError as exc:
+        return None, f"cannot be read: {exc.strerror or exc}"
+    return raw.decode("utf-8", errors="replace"), ""
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} bytes"
+
+
+def mentions_in_file(path: Path, pins: list[Pin], chunk: int = 1 << 20) -> tuple[str, ...]:
+    """The pinned sources a (too large to scan) file names, found by streaming its bytes."""
+    words = {p.name: [m.lower().encode() for m in p.mentions] for p in pins}
+    overlap = max((len(w) for ws in words.values() for w in ws), default=1)
+    found: set[str] = set()
+    tail = b""
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
+        with open(path, "rb") as fh:
+            while block := fh.read(chunk):
+                window = tail + block.lower()
+                found.update(n for n, ws in words.items() if any(w in window for w in ws))
+                tail = window[-overlap:]
+    except OSError:
+        return tuple(p.name for p in pins)  # cannot tell: assume the worst
+    return tuple(n for n in words if n in found)
 def _known(token: str, pins: list[Pin], *, history: bool = False) -> bool:
     """The token is (a prefix of) a pinned commit, or in the changelog a superseded one."""
     t = token.lower()
@@ -202,8 +236,12 @@ def scan_yaml(rel: str, text: str, pins: list[Pin], lock_rel: str, report: Repor
             report.problems.append(_mismatch(rel, line, col, token, about, lock_rel))
 
 
-def check(root: str | Path = ".", lock: str | Path | None = None) -> Report:
-    """Every problem with the lock and every mismatching reference under ``root``."""
+def check(root: str | Path = ".", lock: str | Path | None = None, *, strict: bool = False,
+          max_bytes: int = MAX_BYTES) -> Report:
+    """Every problem with the lock and every mismatching reference under ``root``.
+
+    A file that could hold a pin but could not be scanned is a problem; other files that
+    could not be scanned are listed in ``report.unscanned`` (problems too when ``strict``)."""
     root = Path(root)
     lock_path = Path(lock) if lock is not None else root / LOCK_PATH
     lock_rel = _rel(lock_path, root)
@@ -215,11 +253,12 @@ def check(root: str | Path = ".", lock: str | Path | None = None) -> Report:
     if not pins:
         return report
     for path in files_to_scan(root, lock_path):
-        text = _read_text(path)
+        rel = _rel(path, root)
+        text, why = _read_text(path, max_bytes)
         if text is None:
+            _unscanned(report, rel, path, why, pins, strict)
             continue
         report.files += 1
-        rel = _rel(path, root)
         before = len(report.problems)
         scan_text(rel, text, pins, lock_rel, report, history=rel == CHANGELOG)
         if path.suffix in (".yaml", ".yml"):
@@ -228,6 +267,22 @@ def check(root: str | Path = ".", lock: str | Path | None = None) -> Report:
         report.problems[before:] = sorted(set(report.problems[before:]))
     report.problems = sorted(set(report.problems))
     return report
+
+
+def _unscanned(report: Report, rel: str, path: Path, why: str, pins: list[Pin],
+               strict: bool) -> None:
+    readable = not why.startswith("cannot be read")
+    about = mentions_in_file(path, pins) if readable else tuple(p.name for p in pins)
+    report.unscanned.append(Unscanned(rel, why, about if readable else ()))
+    if not readable:
+        report.problems.append(Diagnostic(
+            rel, 0, 0, f"not scanned for pinned commits: {why}",
+            "make the file readable, or move it out of the scanned folders", "pins-unscanned"))
+    elif about or strict:
+        named = f" and mentions {', '.join(about)}" if about else ""
+        report.problems.append(Diagnostic(
+            rel, 0, 0, f"not scanned for pinned commits: {why}{named}",
+            "split the file, or raise the limit with --max-file-size", "pins-unscanned"))
 
 
 def _rel(path: Path, root: Path) -> str:

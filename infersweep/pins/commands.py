@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -9,7 +10,9 @@ from pathlib import Path
 import click
 
 from infersweep import ghactions
+from infersweep.clitypes import POSITIVE_INT, FiniteFloat
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
+from infersweep.redact import redact
 
 
 @click.group()
@@ -30,10 +33,15 @@ def _load(root: str, lock: str | None, *, strict: bool):
     path = _lock_path(root, lock)
     doc = load_yaml(path)
     parsed = lock_with_problems(doc)
+    parsed.problems = [_redacted(d) for d in parsed.problems]  # they may quote a URL
     if not parsed.pins or (strict and parsed.problems):
         raise InputError(parsed.problems or [Diagnostic(str(path), 0, 0, "no pins",
                                                         rule="schema")])
     return parsed
+
+
+def _redacted(diag: Diagnostic) -> Diagnostic:
+    return dataclasses.replace(diag, message=redact(diag.message), hint=redact(diag.hint))
 
 
 def _check_names(names, known, what: str, path: str) -> None:
@@ -51,22 +59,34 @@ def _check_names(names, known, what: str, path: str) -> None:
 @click.option("--lock", default=None, type=click.Path(dir_okay=False),
               help="Lock file (default: <root>/configs/runtimes.yaml).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list every reference that matches.")
-def check(root, lock, verbose):
+@click.option("--strict", is_flag=True,
+              help="Fail on every file that could not be scanned, not only on those that "
+                   "could hold a pin (unreadable, or too large and naming a pinned source).")
+@click.option("--max-file-size", type=POSITIVE_INT, default=2 * 2**20, show_default=True,
+              metavar="BYTES", help="Larger files are not scanned (see --strict).")
+def check(root, lock, verbose, strict, max_file_size):
     """Fail on short or malformed SHAs in the lock and on any other commit named for a pinned
     source anywhere in the repository (changelog, recipes, docs, launchers, workflows)."""
     from infersweep.pins.check import check as run_check
 
-    report = run_check(root, lock)
+    report = run_check(root, lock, strict=strict, max_bytes=max_file_size)
     if verbose:
         for ref in report.references:
             click.echo(f"{ref.path}:{ref.line}:{ref.col}: {ref.token} matches the "
                        f"{', '.join(ref.sources)} pin")
+    flagged = {d.path for d in report.problems if d.rule == "pins-unscanned"}
+    for u in report.unscanned:
+        if u.path not in flagged:
+            click.echo(f"warning: {u.path}: not scanned for pinned commits: {u.reason} "
+                       "(it names no pinned source; --strict makes this an error)", err=True)
     if report.problems:
         raise InputError(report.problems)
     n = len(report.lock.pins) if report.lock else 0
+    skipped = (f"; {len(report.unscanned)} file{'s' if len(report.unscanned) != 1 else ''} "
+               "not scanned (see the warnings)") if report.unscanned else ""
     click.echo(f"pins check: {n} pin{'s' if n != 1 else ''} well formed; "
                f"{len(report.references)} reference{'s' if len(report.references) != 1 else ''}"
-               f" in {report.files} scanned files match the lock")
+               f" in {report.files} scanned files match the lock{skipped}")
 
 
 def _parse_remotes(values) -> dict[str, str]:
@@ -74,7 +94,7 @@ def _parse_remotes(values) -> dict[str, str]:
     for value in values:
         name, sep, url = value.partition("=")
         if not sep or not name or not url:
-            raise click.BadParameter(f"'{value}' is not NAME=URL", param_hint="--remote")
+            raise click.BadParameter(f"'{redact(value)}' is not NAME=URL", param_hint="--remote")
         out[name.strip()] = url.strip()
     return out
 
@@ -95,7 +115,7 @@ _HINTS = {
               help="Fetch NAME from URL instead of the lock's repository (a mirror, or a "
                    "local repository in tests). Also: $INFERSWEEP_PIN_URL_<NAME>.")
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Verify only these pins.")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(min=1),
+@click.option("--timeout", default=60.0, show_default=True, type=FiniteFloat(min=1),
               help="Seconds allowed per pin.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
@@ -106,6 +126,7 @@ def verify(root, lock, remotes, only, timeout, as_json, step_summary):
     from infersweep.pins.lock import sha_problem
     from infersweep.pins.verify import OK, SKIPPED, verify_pins
 
+    ghactions.check_targets({"--step-summary": step_summary})
     parsed = _load(root, lock, strict=False)
     overrides = _parse_remotes(remotes)
     _check_names(only, parsed.pins, "--only", parsed.path)

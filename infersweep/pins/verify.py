@@ -2,14 +2,20 @@
 
 For each pin, in a scratch repository in a temporary directory::
 
-    git ls-remote <url> HEAD                       # is the remote there at all?
-    git fetch --depth 1 --no-tags <url> <sha>      # can the commit itself be fetched?
-    git cat-file -e <sha>^{commit}                 # and is it a commit?
+    git ls-remote --end-of-options <url> HEAD                   # is the remote there at all?
+    git fetch --depth 1 --no-tags --end-of-options <url> <sha>  # can the commit be fetched?
+    git cat-file -e --end-of-options <sha>^{commit}             # and is it a commit?
 
 This is what a GPU job's ``git fetch``/``checkout`` would do later; doing it first on a CPU
 turns "reference is not a tree" after hours in a queue into a failure in seconds. GitHub (like
 ``uploadpack.allowReachableSHA1InWant``) serves any commit reachable from a branch or tag, so
 a commit that was rebased away or never pushed fails here with its own message.
+
+The URL and the SHA come from the lock, an option or the environment: they are passed after
+``--end-of-options`` (and the SHA is checked to be 40 hex digits first), so they can never act
+as git options; ``ext::`` URLs, which run commands, are refused by git. Credentials in a URL
+are masked (:func:`infersweep.redact.redact`) in every :class:`Result`, which is all any
+output path prints.
 """
 
 from __future__ import annotations
@@ -20,11 +26,15 @@ import re
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
+from infersweep.children import signals_exit
+from infersweep.gitexec import END_OF_OPTIONS, GitMissing
 from infersweep.pins.lock import Pin, sha_problem
+from infersweep.redact import redact
 
 DEFAULT_TIMEOUT = 60.0
 URL_ENV_PREFIX = "INFERSWEEP_PIN_URL_"
@@ -55,6 +65,11 @@ class Result:
     @property
     def ok(self) -> bool:
         return self.status in (OK, SKIPPED)
+
+    def __post_init__(self) -> None:
+        # the one place output text is made: nothing printed can carry a credential
+        self.repository = redact(self.repository)
+        self.message = redact(self.message)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "ok": self.ok}
@@ -93,11 +108,53 @@ class _Timeout(Exception):
     pass
 
 
+class _Stopped(Exception):
+    """The command is stopping (a signal): start no more git processes."""
+
+
+class _GitProcesses:
+    """Every git process group running for this command, so that a stop signal ends them
+    (each runs in its own session, out of reach of a signal sent to our process group)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.running: set[int] = set()
+        self.stopping = False
+
+    def add(self, pid: int) -> None:
+        with self.lock:
+            self.running.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self.lock:
+            self.running.discard(pid)
+
+    def kill_all(self) -> None:
+        with self.lock:
+            self.stopping = True
+            pids = list(self.running)
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+_PROCS = _GitProcesses()
+
+
 def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProcess:
     """Run git; on timeout kill its whole process group (ssh/https helpers included)."""
-    proc = subprocess.Popen(["git", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                            env=_git_env(), start_new_session=True)
+    if _PROCS.stopping:
+        raise _Stopped()
+    try:
+        proc = subprocess.Popen(["git", "-c", "protocol.ext.allow=never", *args], cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                env=_git_env(), start_new_session=True)
+    except FileNotFoundError as exc:
+        if exc.filename == cwd:
+            raise
+        raise GitMissing() from None
+    _PROCS.add(proc.pid)
     try:
         out, err = proc.communicate(timeout=max(timeout, 0.1))
     except subprocess.TimeoutExpired:
@@ -105,6 +162,10 @@ def _git(args: list[str], cwd: str, timeout: float) -> subprocess.CompletedProce
             os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         raise _Timeout() from None
+    finally:
+        _PROCS.discard(proc.pid)
+    if _PROCS.stopping:
+        raise _Stopped()
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
@@ -124,17 +185,20 @@ def verify_pin(pin: Pin, url: str | None = None, *, timeout: float = DEFAULT_TIM
         return result(status, f"{'short' if status == SHORT else 'malformed'} sha: {message}")
     if not pin.verify:
         return result(SKIPPED, "not verified (verify: false in the lock)")
+    if not url or url.startswith("-") or any(c.isspace() or ord(c) < 32 for c in url):
+        return result(UNREACHABLE, f"not a repository URL: {url!r}")
 
     deadline = start + timeout
     with tempfile.TemporaryDirectory(prefix="infersweep-pin-") as scratch:
         try:
             _git(["init", "-q"], scratch, 30)
-            probe = _git(["ls-remote", url, "HEAD"], scratch, deadline - time.monotonic())
+            probe = _git(["ls-remote", END_OF_OPTIONS, url, "HEAD"], scratch,
+                         deadline - time.monotonic())
             if probe.returncode != 0:
                 why = _last_line(probe.stderr) or f"git ls-remote exited {probe.returncode}"
                 return result(UNREACHABLE, f"remote unreachable: {url}: {why}")
             fetch = _git(["-c", "protocol.version=2", "fetch", "--quiet", "--no-tags",
-                          "--depth", "1", url, pin.commit], scratch,
+                          "--depth", "1", END_OF_OPTIONS, url, pin.commit], scratch,
                          deadline - time.monotonic())
             if fetch.returncode != 0:
                 why = _last_line(fetch.stderr) or f"git fetch exited {fetch.returncode}"
@@ -144,13 +208,16 @@ def verify_pin(pin: Pin, url: str | None = None, *, timeout: float = DEFAULT_TIM
                                   f"{pin.commit} is not reachable from any branch or tag of "
                                   f"{url} ({why})")
                 return result(UNREACHABLE, f"remote unreachable while fetching: {url}: {why}")
-            present = _git(["cat-file", "-e", f"{pin.commit}^{{commit}}"], scratch, 30)
+            present = _git(["cat-file", "-e", END_OF_OPTIONS, f"{pin.commit}^{{commit}}"],
+                           scratch, 30)
             if present.returncode != 0:
                 return result(NOT_FOUND, f"commit not found on remote: fetching {pin.commit} "
                                          f"from {url} did not produce that commit")
         except _Timeout:
             return result(UNREACHABLE, f"remote unreachable: {url}: no answer within "
                                        f"{timeout:g} s")
+        except _Stopped:
+            return result(UNREACHABLE, "stopped before the check finished")
         except OSError as exc:
             return result(UNREACHABLE, f"cannot run git: {exc.strerror or exc}")
     return result(OK, f"{pin.commit} is fetchable from {url}")
@@ -161,7 +228,14 @@ def verify_pins(pins: list[Pin], *, overrides: dict[str, str] | None = None,
     """Verify several pins concurrently; results in the order of ``pins``."""
     if not pins:
         return []
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pins)))) as pool:
+    _PROCS.stopping = False
+    # A stop signal ends every git process group and lets each worker remove its scratch
+    # repository before the command exits (128 + the signal number).
+    with signals_exit(), ThreadPoolExecutor(max_workers=max(1, min(jobs, len(pins)))) as pool:
         futures = [pool.submit(verify_pin, p, resolve_url(p, overrides), timeout=timeout)
                    for p in pins]
-        return [f.result() for f in futures]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            _PROCS.kill_all()
+            raise

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from infersweep import ghactions
+from infersweep import ghactions, gitexec
 from infersweep.diagnostics import Diagnostic, InputError
 
 
@@ -19,10 +19,19 @@ def policy():
 
 def _read_event(path: str) -> dict:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Diagnostic(path, 0, 0, f"event file is not UTF-8 text (byte "
+                                    f"{exc.start} cannot be decoded)",
+                                    "pass the payload GitHub wrote to $GITHUB_EVENT_PATH",
+                                    "policy-event")) from None
     except FileNotFoundError:
         raise InputError(Diagnostic(path, 0, 0, "event file not found",
                                     "pass --event-path or set GITHUB_EVENT_PATH",
+                                    "policy-event")) from None
+    except IsADirectoryError:
+        raise InputError(Diagnostic(path, 0, 0, "event file is a directory",
+                                    "pass the payload file GitHub wrote to $GITHUB_EVENT_PATH",
                                     "policy-event")) from None
     except OSError as exc:
         raise InputError(Diagnostic(path, 0, 0, f"cannot read event file: {exc.strerror}",
@@ -34,15 +43,25 @@ def _read_event(path: str) -> dict:
                                     f"event file is not valid JSON: {exc.msg}",
                                     "pass the payload GitHub wrote to $GITHUB_EVENT_PATH",
                                     "policy-event")) from None
+    except RecursionError:
+        raise InputError(Diagnostic(path, 0, 0, "event file is nested too deeply to be a "
+                                    "GitHub payload", rule="policy-event")) from None
 
 
 def _message_from_git(repo_dir: str, sha: str) -> str | None:
-    """The commit message of ``sha`` in a local checkout, or None when it is not there."""
-    if not sha:
+    """The commit message of ``sha`` in a local checkout, or None when it is not there.
+
+    ``sha`` comes from the payload: it must be a full SHA and is passed after
+    ``--end-of-options``, so it can never be read as an option of git log."""
+    if not sha or gitexec.FULL_SHA.fullmatch(sha) is None:
         return None
     try:
-        done = subprocess.run(["git", "-C", repo_dir, "log", "-1", "--format=%B", sha],
-                              capture_output=True, text=True, timeout=20, check=False)
+        done = gitexec.run(["-C", repo_dir, "log", "-1", "--format=%B",
+                            gitexec.END_OF_OPTIONS, sha, "--"], timeout=20)
+    except gitexec.GitMissing:
+        click.echo(f"warning: {gitexec.GIT_MISSING}: the head commit message was not read, so "
+                   "[skip-sweep] is not honoured (pass --head-commit-message)", err=True)
+        return None
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -79,6 +98,7 @@ def decide(event_path, event_name, head_commit_message, repo_dir, repository, ru
     from infersweep.policy.outputs import github_output as render_output
     from infersweep.policy.outputs import step_summary as render_summary
 
+    ghactions.check_targets({"--github-output": github_output, "--step-summary": step_summary})
     payload = _read_event(event_path)
     facts = facts_from_event(event_name, payload, head_commit_message=head_commit_message,
                              repository=repository, run_id=run_id, sha=sha, path=event_path)
@@ -90,8 +110,8 @@ def decide(event_path, event_name, head_commit_message, repo_dir, repository, ru
                                      path=event_path)
     decision = decide_facts(facts)
     click.echo(json.dumps(decision.to_dict(), indent=2, sort_keys=False))
-    ghactions.append(github_output, render_output(decision))
-    ghactions.append(step_summary, render_summary(decision))
+    ghactions.append(github_output, render_output(decision), "--github-output")
+    ghactions.append(step_summary, render_summary(decision), "--step-summary")
     if decision.decision == "error":
         raise InputError(Diagnostic(event_path, 0, 0, decision.reason,
                                     "fix the PR labels and re-run", "policy-labels"))

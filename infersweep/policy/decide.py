@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
+from infersweep.gitexec import FULL_SHA, is_revision
 from infersweep.policy import labels as L
 
 PR_EVENTS = ("pull_request",)
@@ -116,6 +117,57 @@ def _get(obj: Any, *path: str, default: Any = None) -> Any:
     return default if obj is None else obj
 
 
+_KIND = {str: "a string", bool: "true or false", int: "an integer", dict: "an object",
+         list: "a list"}
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    for t in (bool, int, str, dict, list):  # bool before int: True is an int in Python
+        if isinstance(value, t):
+            return _KIND[t]
+    return type(value).__name__
+
+
+class _Payload:
+    """Typed reads from a webhook payload: a field of the wrong type is a located error, not
+    a crash later or a silent wrong decision (``"draft": "false"`` is not false)."""
+
+    def __init__(self, payload: dict[str, Any], path: str):
+        self.payload, self.path = payload, path
+        self.problems: list[Diagnostic] = []
+
+    def get(self, *keys: str, kind: type | tuple[type, ...] = str, default: Any = None) -> Any:
+        value = _get(self.payload, *keys, default=None)
+        if value is None:
+            return default
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wrong = not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds)
+        if wrong:
+            self.fail(".".join(keys), f"must be {' or '.join(_KIND[k] for k in kinds)}, not "
+                                      f"{_kind_of(value)} ({str(value)[:40]!r})")
+            return default
+        return value
+
+    def sha(self, *keys: str) -> str:
+        value = self.get(*keys, default="")
+        if value and FULL_SHA.fullmatch(value) is None:
+            self.fail(".".join(keys), f"{value[:60]!r} is not a full commit SHA (40 lowercase "
+                                      "hexadecimal characters)")
+            return ""
+        return value
+
+    def fail(self, field: str, message: str) -> None:
+        self.problems.append(Diagnostic(self.path, 0, 0, f"event field '{field}' {message}",
+                                        "pass the payload GitHub wrote to $GITHUB_EVENT_PATH "
+                                        "(and the matching --event-name)", "policy-event"))
+
+    def raise_problems(self) -> None:
+        if self.problems:
+            raise InputError(self.problems)
+
+
 def _branch(ref: str) -> str:
     return ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
 
@@ -133,9 +185,10 @@ def facts_from_event(event_name: str, payload: dict[str, Any], *,
         raise InputError(Diagnostic(path, 0, 0, "the event payload is not a JSON object",
                                     "pass the file GitHub writes to $GITHUB_EVENT_PATH",
                                     "policy-event"))
-    repo = _get(payload, "repository", "full_name", default="") or repository
-    default_branch = _get(payload, "repository", "default_branch", default="") or "main"
-    common = {"event": event_name, "action": str(_get(payload, "action", default="")),
+    ev = _Payload(payload, path)
+    repo = ev.get("repository", "full_name", default="") or repository
+    default_branch = ev.get("repository", "default_branch", default="") or "main"
+    common = {"event": event_name, "action": ev.get("action", default=""),
               "repository": repo, "default_branch": default_branch, "run_id": run_id}
 
     if event_name in PR_EVENTS:
@@ -145,52 +198,87 @@ def facts_from_event(event_name: str, payload: dict[str, Any], *,
                                         f"a {event_name} event without a 'pull_request' object",
                                         "check --event-name matches the payload",
                                         "policy-event"))
-        names = [str(_get(lab, "name", default="")) for lab in _get(pr, "labels", default=[])
-                 if isinstance(lab, dict)]
-        acted = str(_get(payload, "label", "name", default=""))
+        names = []
+        for i, lab in enumerate(ev.get("pull_request", "labels", kind=list, default=[])):
+            name = _get(lab, "name") if isinstance(lab, dict) else None
+            if not isinstance(name, str):
+                ev.fail(f"pull_request.labels[{i}]", "must be an object with a string 'name', "
+                                                     f"not {_kind_of(lab)}")
+                continue
+            names.append(name)
+        acted = ev.get("label", "name", default="")
         # The payload lists the labels after the event; make that true even if it lags.
         if common["action"] == "labeled" and acted and acted not in names:
             names.append(acted)
         if common["action"] == "unlabeled" and acted:
             names = [n for n in names if n != acted]
-        head_repo = _get(pr, "head", "repo", "full_name", default="")
-        number = _get(pr, "number", default=None) or _get(payload, "number", default=None)
-        return EventFacts(
+        head_repo = ev.get("pull_request", "head", "repo", "full_name", default="")
+        number = ev.get("pull_request", "number", kind=int) or ev.get("number", kind=int)
+        if number is not None and number < 1:
+            ev.fail("pull_request.number", f"must be a positive integer, not {number}")
+            number = None
+        facts = EventFacts(
             **common,
             labels=tuple(dict.fromkeys(n for n in names if n)),
             acted_label=acted,
-            draft=bool(_get(pr, "draft", default=False)),
+            draft=ev.get("pull_request", "draft", kind=bool, default=False),
             # A deleted fork has head.repo null: treat it as a fork (never trusted).
             fork=(not head_repo) or (bool(repo) and head_repo != repo),
             head_repo=head_repo,
-            pr_number=int(number) if number is not None else None,
-            head_sha=str(_get(pr, "head", "sha", default="")),
-            head_ref=str(_get(pr, "head", "ref", default="")),
-            base_ref=str(_get(pr, "base", "ref", default="")),
-            base_sha=str(_get(pr, "base", "sha", default="")),
+            pr_number=number,
+            head_sha=ev.sha("pull_request", "head", "sha"),
+            head_ref=ev.get("pull_request", "head", "ref", default=""),
+            base_ref=_ref(ev, "pull_request", "base", "ref"),
+            base_sha=ev.sha("pull_request", "base", "sha"),
             head_commit_message=head_commit_message,
         )
+        ev.raise_problems()
+        return facts
     if event_name == "push":
         message = head_commit_message
         if message is None:
-            message = _get(payload, "head_commit", "message", default=None)
-        return EventFacts(
+            message = ev.get("head_commit", "message", default=None)
+        facts = EventFacts(
             **common,
-            ref=str(_get(payload, "ref", default="")),
-            head_sha=str(_get(payload, "after", default="") or sha),
-            base_sha=str(_get(payload, "before", default="")),
+            ref=_ref(ev, "ref"),
+            head_sha=ev.sha("after") or _checked_sha(sha, path),
+            base_sha=ev.sha("before"),
             head_commit_message=message,
         )
+        ev.raise_problems()
+        return facts
     if event_name == "workflow_dispatch":
-        inputs = _get(payload, "inputs", default={})
-        return EventFacts(
+        inputs = ev.get("inputs", kind=dict, default={})
+        facts = EventFacts(
             **common,
-            ref=str(_get(payload, "ref", default="")),
-            head_sha=sha,
-            dispatch_inputs=dict(inputs) if isinstance(inputs, dict) else {},
+            ref=_ref(ev, "ref"),
+            head_sha=_checked_sha(sha, path),
+            dispatch_inputs=dict(inputs),
             head_commit_message=head_commit_message,
         )
-    return EventFacts(**common, head_sha=sha, head_commit_message=head_commit_message)
+        ev.raise_problems()
+        return facts
+    ev.raise_problems()
+    return EventFacts(**common, head_sha=_checked_sha(sha, path),
+                      head_commit_message=head_commit_message)
+
+
+def _ref(ev: _Payload, *keys: str) -> str:
+    """A ref from the payload that is safe to hand to git (``origin/<base>`` is compared)."""
+    value = ev.get(*keys, default="")
+    if value and not is_revision(value):
+        ev.fail(".".join(keys), f"{value[:60]!r} is not a git ref name")
+        return ""
+    return value
+
+
+def _checked_sha(sha: str, path: str) -> str:
+    """``--sha`` / ``$GITHUB_SHA``: empty or a full SHA."""
+    if sha and FULL_SHA.fullmatch(sha) is None:
+        raise InputError(Diagnostic("--sha", 0, 0, f"{sha[:60]!r} is not a full commit SHA",
+                                    "pass $GITHUB_SHA (40 lowercase hexadecimal characters)",
+                                    "policy-event"))
+    return sha
 
 
 # -- facts -> decision ------------------------------------------------------------------------
@@ -320,6 +408,10 @@ def decide(f: EventFacts) -> Decision:
         d.base_ref = f.default_branch
         d.diff_base = str(f.dispatch_inputs.get("base-ref") or f"origin/{f.default_branch}")
         d.diff_head = str(f.dispatch_inputs.get("head-ref") or f.head_sha)
+        for name, value in (("base-ref", d.diff_base), ("head-ref", d.diff_head)):
+            if value and not is_revision(value):
+                return _error(d, f"workflow_dispatch input {name} {value[:60]!r} is not a git "
+                                 "revision (a branch, tag or commit SHA)")
         d.concurrency_group = f"sweep-dispatch-{run_suffix}"
         primary = str(f.dispatch_inputs.get("sweep-label") or L.RECOMMENDED_PRIMARY).strip()
         words = _split_words(f.dispatch_inputs.get("modifiers"))

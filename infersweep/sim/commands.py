@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import click
 
+from infersweep.clitypes import (
+    NON_NEGATIVE_INT,
+    PORT,
+    POSITIVE_INT,
+    fraction,
+    non_negative_float,
+    positive_float,
+)
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
@@ -18,34 +27,34 @@ def model_options(f):
         click.option("--served-model-name", "served_model_name", multiple=True,
                      default=("infersweep-sim",), show_default=True,
                      help="Model name(s) accepted in requests (others get HTTP 404)."),
-        click.option("--max-model-len", type=int, default=16384, show_default=True,
+        click.option("--max-model-len", type=POSITIVE_INT, default=16384, show_default=True,
                      help="Context limit: prompt + max tokens above it gets HTTP 400."),
-        click.option("--max-num-batched-tokens", type=int, default=8192, show_default=True),
-        click.option("--prefill-tps", type=float, default=40000.0, show_default=True,
+        click.option("--max-num-batched-tokens", type=POSITIVE_INT, default=8192, show_default=True),
+        click.option("--prefill-tps", type=positive_float(), default=40000.0, show_default=True,
                      help="Prefill speed, prompt tokens per second."),
-        click.option("--decode-base-ms", type=float, default=12.0, show_default=True),
-        click.option("--decode-per-seq-ms", type=float, default=0.02, show_default=True,
+        click.option("--decode-base-ms", type=non_negative_float(), default=12.0, show_default=True),
+        click.option("--decode-per-seq-ms", type=non_negative_float(), default=0.02, show_default=True,
                      help="Decode step time grows by this much per running sequence."),
-        click.option("--stream-interval", type=int, default=1, show_default=True,
+        click.option("--stream-interval", type=POSITIVE_INT, default=1, show_default=True,
                      help="Tokens per SSE chunk (models multi-token steps such as MTP)."),
-        click.option("--fixed-ttft-ms", type=float, default=None,
+        click.option("--fixed-ttft-ms", type=non_negative_float(), default=None,
                      help="Ground-truth mode: fixed TTFT (with --fixed-itl-ms)."),
-        click.option("--fixed-itl-ms", type=float, default=None,
+        click.option("--fixed-itl-ms", type=positive_float(), default=None,
                      help="Ground-truth mode: one chunk every N ms on absolute deadlines."),
-        click.option("--fail-rate", type=float, default=0.0, help="Fraction answered HTTP 500."),
-        click.option("--midstream-error-rate", type=float, default=0.0),
-        click.option("--drop-rate", type=float, default=0.0,
+        click.option("--fail-rate", type=fraction(), default=0.0, help="Fraction answered HTTP 500."),
+        click.option("--midstream-error-rate", type=fraction(), default=0.0),
+        click.option("--drop-rate", type=fraction(), default=0.0,
                      help="Fraction whose connection is dropped mid-stream."),
-        click.option("--hang-rate", type=float, default=0.0,
+        click.option("--hang-rate", type=fraction(), default=0.0,
                      help="Fraction whose stream stops mid-way and never ends."),
         click.option("--omit-usage", is_flag=True, help="Never send a usage object."),
         click.option("--sse-comments", is_flag=True, help="Send ': keep-alive' comments."),
         click.option("--crlf", is_flag=True, help="Use CRLF line ends in the event stream."),
-        click.option("--fault-seed", type=int, default=0, show_default=True),
+        click.option("--fault-seed", type=NON_NEGATIVE_INT, default=0, show_default=True),
         click.option("--eval-answer-key", type=click.Path(dir_okay=False), default=None,
                      help="GSM8K-format JSONL; answer its questions (eval mode)."),
-        click.option("--eval-accuracy", type=float, default=0.95, show_default=True),
-        click.option("--eval-seed", type=int, default=0, show_default=True),
+        click.option("--eval-accuracy", type=fraction(), default=0.95, show_default=True),
+        click.option("--eval-seed", type=NON_NEGATIVE_INT, default=0, show_default=True),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -111,37 +120,42 @@ def sim():
 @click.option("--role", type=click.Choice(["aggregated", "prefill", "decode"]),
               default="aggregated", show_default=True)
 @click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
-@click.option("--port", type=int, default=8000, show_default=True)
-@click.option("--max-num-seqs", type=int, default=256, show_default=True,
+@click.option("--port", type=PORT, default=8000, show_default=True)
+@click.option("--max-num-seqs", type=POSITIVE_INT, default=256, show_default=True,
               help="Admission limit: running sequences; more requests queue.")
 @model_options
 def serve_cmd(role, host, port, max_num_seqs, **kw):
     """Serve one simulated engine (/v1/completions, /v1/chat/completions, /health, /metrics)."""
 
-    from infersweep.sim.cluster import _run_loop
     from infersweep.sim.server import run_server
 
     cfg = _build_config(role, max_num_seqs, kw)
     click.echo(f"sim serve ({role}) on http://{host}:{port}", err=True)
+    _serve(run_server(cfg, host, port), host, port)
+
+
+def _serve(coro, host: str, port: int) -> None:
+    """Run a server until a stop signal; a port it cannot listen on is a one-line error."""
+    from infersweep.sim.cluster import _run_loop, listen_error
+
     try:
-        _run_loop(run_server(cfg, host, port))
+        _run_loop(coro)
     except OSError as exc:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        raise listen_error(host, port, exc) from None
 
 
 @sim.command("router")
 @click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
-@click.option("--port", type=int, default=8000, show_default=True)
+@click.option("--port", type=PORT, default=8000, show_default=True)
 @click.option("--prefill", "prefill", multiple=True, required=True, help="Prefill worker URL.")
 @click.option("--decode", "decode", multiple=True, required=True, help="Decode worker URL.")
 @click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
               default="round-robin", show_default=True)
-@click.option("--kv-base-ms", type=float, default=2.0, show_default=True)
-@click.option("--kv-bytes-per-token", type=int, default=70000, show_default=True)
-@click.option("--kv-gbps", type=float, default=50.0, show_default=True)
+@click.option("--kv-base-ms", type=non_negative_float(), default=2.0, show_default=True)
+@click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True)
+@click.option("--kv-gbps", type=positive_float(), default=50.0, show_default=True)
 def router_cmd(host, port, prefill, decode, policy, kv_base_ms, kv_bytes_per_token, kv_gbps):
     """Front end: prefill worker, modelled KV transfer, then a streamed decode worker."""
-    from infersweep.sim.cluster import _run_loop
     from infersweep.sim.router import RouterConfig, run_router
 
     for u in prefill + decode:
@@ -149,29 +163,34 @@ def router_cmd(host, port, prefill, decode, policy, kv_base_ms, kv_bytes_per_tok
             raise click.BadParameter(f"{u!r}: expected http://host:port")
     cfg = RouterConfig(list(prefill), list(decode), policy, kv_base_ms, kv_bytes_per_token, kv_gbps)
     click.echo(f"sim router on http://{host}:{port}", err=True)
-    _run_loop(run_router(cfg, host, port))
+    _serve(run_router(cfg, host, port), host, port)
 
 
 @sim.command("cluster")
 @click.option("--topology", type=click.Choice(["agg", "1p1d", "2p1d"]), required=True)
 @click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
-@click.option("--port", type=int, default=8000, show_default=True,
+@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True,
               help="Front-end port; workers use the next ports.")
-@click.option("--prefill-max-num-seqs", type=int, default=256, show_default=True)
-@click.option("--decode-max-num-seqs", type=int, default=None,
+@click.option("--prefill-max-num-seqs", type=POSITIVE_INT, default=256, show_default=True)
+@click.option("--decode-max-num-seqs", type=POSITIVE_INT, default=None,
               help="[128 for 1p1d, 2048 for 2p1d, 256 for agg]")
 @click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
               default="round-robin", show_default=True)
-@click.option("--kv-base-ms", type=float, default=2.0, show_default=True)
-@click.option("--kv-bytes-per-token", type=int, default=70000, show_default=True)
-@click.option("--kv-gbps", type=float, default=50.0, show_default=True)
+@click.option("--kv-base-ms", type=non_negative_float(), default=2.0, show_default=True)
+@click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True)
+@click.option("--kv-gbps", type=positive_float(), default=50.0, show_default=True)
 @model_options
 def cluster_cmd(topology, host, port, prefill_max_num_seqs, decode_max_num_seqs, policy,
                 kv_base_ms, kv_bytes_per_token, kv_gbps, **kw):
     """Start a whole topology (agg, 1p1d, 2p1d) on this machine; Ctrl-C stops it."""
-    from infersweep.sim.cluster import run_cluster
+    from infersweep.sim.cluster import TOPOLOGIES, run_cluster
     from infersweep.sim.router import RouterConfig
 
+    workers = sum(TOPOLOGIES[topology])
+    if port + workers > 65535:
+        raise click.BadParameter(
+            f"{topology} listens on ports {port}..{port + workers}; the highest TCP port is "
+            f"65535 (use at most {65535 - workers})", param_hint="'--port'")
     dmax = decode_max_num_seqs or {"agg": 256, "1p1d": 128, "2p1d": 2048}[topology]
     _build_config("aggregated", dmax, kw)  # validate once, before starting anything
     common = _forward(kw)

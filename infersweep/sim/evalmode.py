@@ -35,11 +35,14 @@ class AnswerKey:
                         row = json.loads(line)
                         m = _ANS.search(row["answer"])
                         self.answers[_norm(row["question"])] = m.group(1).replace(",", "").rstrip(".")
-                    except (ValueError, KeyError, AttributeError) as exc:
+                    except (ValueError, KeyError, AttributeError, TypeError) as exc:
                         raise InputError(f"{path}:{n}: not a GSM8K row with 'question' and an "
                                          f"'answer' ending in '#### N' ({exc})") from exc
         except OSError as exc:
             raise InputError(f"--eval-answer-key {path}: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(f"--eval-answer-key {path}: not UTF-8 text (byte {exc.start} "
+                             "cannot be decoded; expected GSM8K-format JSONL)") from exc
         if not self.answers:
             raise InputError(f"{path}: the answer key is empty")
         ranked = sorted(self.answers, key=lambda q: hashlib.sha256(f"{seed}:{q}".encode()).digest())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from dataclasses import dataclass, field
 
@@ -210,5 +211,12 @@ async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event 
     srv = await serve(app.handle, host, port, on_close=app.on_close)
     if ready is not None:
         ready.set()
-    async with srv:
-        await srv.serve_forever()
+    try:
+        async with srv:
+            await srv.serve_forever()
+    finally:  # stop the engine's step loop too, so shutdown is quiet and complete
+        task = getattr(app.engine, "task", None)
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -260,3 +260,113 @@ def test_cli_rejects_unknown_pin_names(tmp_path, capsys):
     lock = write_lock(tmp_path, "c" * 40, "d" * 40)
     assert run(["--lock", str(lock), "--only", "srt_slurm"]) == 1
     assert "did you mean 'srt-slurm'?" in capsys.readouterr().err
+
+
+# -- secrets and arguments ----------------------------------------------------------------------
+
+SECRET = "s3cret-token-value"
+# a closed port: git fails at once, after it and we have both had a chance to print the URL
+CRED_URL = f"https://ci-bot:{SECRET}@127.0.0.1:9/srt-slurm.git"
+
+
+@pytest.mark.parametrize("route", ["lock", "--remote", "env"])
+def test_credentials_in_the_url_are_never_printed(tmp_path, capsys, monkeypatch, route):
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    args = ["--lock", str(lock), "--only", "srt-slurm", "--timeout", "30"]
+    if route == "lock":
+        lock.write_text(lock.read_text().replace("https://example.invalid/srt-slurm", CRED_URL))
+    elif route == "--remote":
+        args += ["--remote", f"srt-slurm={CRED_URL}"]
+    else:
+        monkeypatch.setenv("INFERSWEEP_PIN_URL_SRT_SLURM", CRED_URL)
+    summary = tmp_path / "summary.md"
+    assert run([*args, "--step-summary", str(summary)]) == 1
+    text = capsys.readouterr()
+    assert run([*args, "--json"]) == 1
+    as_json = capsys.readouterr()
+    for where, output in [("stdout", text.out), ("stderr", text.err), ("--json", as_json.out),
+                          ("--json stderr", as_json.err), ("summary", summary.read_text())]:
+        assert SECRET not in output, f"{where} shows the credential:\n{output}"
+        assert "https://***@127.0.0.1:9/srt-slurm.git" in output, f"{where}:\n{output}"
+    [result] = json.loads(as_json.out)
+    assert result["repository"] == "https://***@127.0.0.1:9/srt-slurm.git"
+
+
+def test_a_url_that_is_an_option_never_reaches_git(tmp_path, capsys):
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    marker = tmp_path / "written-by-git"
+    code = run(["--lock", str(lock), "--only", "srt-slurm",
+                "--remote", f"srt-slurm=--upload-pack=touch {marker}"])
+    assert code == 1
+    assert "not a repository URL" in capsys.readouterr().err
+    assert not marker.exists()
+
+
+def test_ext_transport_urls_do_not_run_commands(tmp_path, capsys):
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    marker = tmp_path / "written-by-ext"
+    code = run(["--lock", str(lock), "--only", "srt-slurm",
+                "--remote", f"srt-slurm=ext::sh -c touch% {marker}"])
+    assert code == 1
+    assert not marker.exists()
+
+
+def test_git_missing(tmp_path, capsys, monkeypatch):
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    assert run(["--lock", str(lock)]) == 1
+    err = capsys.readouterr().err
+    assert "git is not installed or not on PATH" in err and "Traceback" not in err
+
+
+def test_a_lock_problem_quoting_the_url_is_redacted(tmp_path, capsys):
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    lock.write_text(lock.read_text().replace("https://example.invalid/srt-slurm",
+                                             f"http://ci-bot:{SECRET}@example.invalid/x"))
+    assert run(["--lock", str(lock)]) == 1
+    err = capsys.readouterr().err
+    assert "[schema]" in err and SECRET not in err and "http://***@example.invalid/x" in err
+
+
+def test_sigterm_stops_git_and_removes_the_scratch_repositories(tmp_path):
+    """A supervisor signals only the main PID: git (in its own session) and its transport
+    must stop too, and no scratch repository may be left in the temporary folder."""
+    import signal
+    import sys
+
+    hang = tmp_path / "hanging-ssh"
+    hang.write_text("#!/bin/sh\necho started >> \"$0.log\"\nsleep 67.25\n")
+    hang.chmod(0o755)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    lock = write_lock(tmp_path, "c" * 40, "d" * 40)
+    env = {**os.environ, "GIT_SSH_COMMAND": str(hang), "TMPDIR": str(scratch)}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infersweep", "pins", "verify", "--lock", str(lock),
+         "--remote", "srt-slurm=ssh://git@example.invalid/a.git",
+         "--remote", "atom=ssh://git@example.invalid/b.git", "--timeout", "120"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = Path(f"{hang}.log")
+    end = time.monotonic() + 30
+    while (not log.exists() or log.read_text().count("started") < 2) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert log.exists(), "git never reached the transport"
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=20)
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "Traceback" not in err
+    time.sleep(0.5)  # SIGKILLed process groups are gone by now
+    left = [d.name for d in Path("/proc").iterdir() if d.name.isdigit()
+            and (str(hang).encode() in _cmdline(d) or b"67.25" in _cmdline(d))]
+    assert not left, f"transport processes left: {left}"
+    assert not list(scratch.iterdir()), list(scratch.iterdir())
+
+
+def _cmdline(proc_dir: Path) -> bytes:
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""

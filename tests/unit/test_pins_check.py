@@ -280,3 +280,60 @@ def test_show_unknown_pin(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["pins", "show", "srt-slurn", "--root", str(root)])
     assert "did you mean 'srt-slurm'?" in capsys.readouterr().err
+
+
+# -- files that are not plain UTF-8 text ----------------------------------------------------------
+
+def write_bytes(root: Path, rel: str, data: bytes) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize("data", [
+    f"Cafébot launches srt-slurm {WRONG} here\n".encode("latin-1"),  # not UTF-8
+    b"\x00\x01binary header\nsrt-slurm " + WRONG.encode() + b"\n\x00",  # NUL bytes
+    b"\xef\xbb\xbfsrt-slurm " + WRONG.encode() + b"\r\n",  # BOM and CRLF
+])
+def test_a_mismatched_pin_in_a_file_that_is_not_clean_utf8_is_found(tmp_path, data):
+    root = make_repo(tmp_path, {})
+    write_bytes(root, "runners/launch.sh", data)
+    found = problems(root)
+    assert len(found) == 1 and "runners/launch.sh:" in found[0]
+    assert f"'{WRONG}' refers to srt-slurm" in found[0]
+
+
+def test_an_unreadable_file_is_an_error_not_a_pass(tmp_path, capsys):
+    root = make_repo(tmp_path, {})
+    (root / "docs").mkdir()
+    (root / "docs" / "notes.md").symlink_to("/proc/self/mem")  # a file whose read fails (EIO)
+    with pytest.raises(SystemExit) as info:
+        main(["pins", "check", "--root", str(root)])
+    err = capsys.readouterr().err
+    assert info.value.code == 1
+    assert "docs/notes.md: [pins-unscanned] not scanned for pinned commits: cannot be read" in err
+
+
+def test_a_large_file_without_mentions_is_a_warning(tmp_path, capsys):
+    root = make_repo(tmp_path, {"docs/big.md": "x" * 300 + "\n"})
+    main(["pins", "check", "--root", str(root), "--max-file-size", "100"])
+    captured = capsys.readouterr()
+    assert ("warning: docs/big.md: not scanned for pinned commits: larger than 100 bytes "
+            "(301 bytes) (it names no pinned source; --strict makes this an error)") in captured.err
+    assert "1 file not scanned (see the warnings)" in captured.out
+    with pytest.raises(SystemExit):
+        main(["pins", "check", "--root", str(root), "--max-file-size", "100", "--strict"])
+
+
+def test_a_large_file_naming_a_source_is_searched_by_streaming(tmp_path):
+    root = make_repo(tmp_path, {})
+    filler = b"y" * 3000
+    write_bytes(root, "docs/huge.log", filler + b"built by SRTCTL " + filler)
+    report = check(root, max_bytes=1000)
+    [problem] = report.problems
+    assert problem.rule == "pins-unscanned" and "mentions srt-slurm" in problem.message
+    from infersweep.pins.check import mentions_in_file
+    pins = report.lock.valid_pins()
+    # a mention split across two read blocks is still found
+    assert mentions_in_file(root / "docs/huge.log", pins, chunk=3005) == ("srt-slurm",)
