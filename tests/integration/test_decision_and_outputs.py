@@ -41,8 +41,8 @@ def test_decision_as_text_file_or_stdin(pr_checkout, tmp_path, form):  # noqa: F
     ("blocker/meta.json", 1, "cannot write --metadata-out: blocker is not a directory"),
     ("adir", 2, "is a directory"),  # a usage error, from the option's type
 ])
-def test_unwritable_metadata_out_is_a_message_and_no_file(pr_checkout, run_cli, target, status,
-                                                          words):  # noqa: F811
+def test_unwritable_metadata_out_is_a_message_and_no_file(
+        pr_checkout, run_cli, target, status, words):  # noqa: F811
     work, head, extra = pr_checkout
     (work.path / "blocker").write_text("a file\n")
     (work.path / "adir").mkdir()
