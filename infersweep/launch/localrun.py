@@ -129,9 +129,10 @@ class Job:
         for attempt in range(1, PORT_TRIES + 1):
             ports = pick_ports(len(workers) + (1 if self.spec["router"] is not None else 0))
             try:
-                urls = []
-                for i, (w, port) in enumerate(zip(workers, ports, strict=False)):
-                    self.spawn(f"{w['role']}-{i}", [*sim, "serve", "--host", HOST, "--port",
+                urls, per_role = [], {}
+                for w, port in zip(workers, ports, strict=False):
+                    k = per_role[w["role"]] = per_role.get(w["role"], -1) + 1
+                    self.spawn(f"{w['role']}-{k}", [*sim, "serve", "--host", HOST, "--port",
                                                     str(port), *w["args"]], env)
                     urls.append(f"http://{HOST}:{port}")
                 deadline = time.monotonic() + self.spec["ready_timeout_s"]

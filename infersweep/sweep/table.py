@@ -42,7 +42,7 @@ def counts(found: list[dict]) -> tuple[int, int]:
 
 def text_table(found: list[dict]) -> str:
     present, expected = counts(found)
-    body = tabulate(rows(found), headers=HEADERS, tablefmt="simple",
+    body = tabulate(rows(found), headers=HEADERS, tablefmt="simple", disable_numparse=True,
                     colalign=("left", "left") + ("right",) * 7 + ("left",))
     return f"{body}\n{present} of {expected} point(s) present"
 
@@ -51,7 +51,7 @@ def markdown(found: list[dict], *, title: str = "Sweep results") -> str:
     """The GitHub step summary: the same table, and every problem."""
     present, expected = counts(found)
     parts = [f"### {title}", "", f"{present} of {expected} point(s) present.", "",
-             tabulate(rows(found), headers=HEADERS, tablefmt="github")]
+             tabulate(rows(found), headers=HEADERS, tablefmt="github", disable_numparse=True)]
     problems = [line for m in found for line in manifests.problems(m)]
     if problems:
         parts += ["", "**Problems**", ""] + [f"- {line}" for line in problems]
