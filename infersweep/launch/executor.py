@@ -12,13 +12,13 @@ from __future__ import annotations
 import abc
 import time
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 
 from infersweep.recipe import workload
 
 
-class JobState(str, Enum):
+class JobState(StrEnum):
     """Job states in Slurm's vocabulary, whatever runs the job."""
 
     PENDING = "PENDING"

@@ -11,6 +11,7 @@ a session of its own, so cancelling it signals exactly its process group.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -146,10 +147,8 @@ class LocalJob(Job):
         return None
 
     def _signal_group(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)  # the job's own session: its process group id
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def cancel(self, reason: str = "cancelled") -> None:
         if self.state().terminal and self.proc.poll() is not None:
@@ -158,10 +157,8 @@ class LocalJob(Job):
         if not (self.workdir / CANCEL_FILE).exists():
             write_atomic(self.workdir / CANCEL_FILE, reason + "\n")
         self._signal_group(signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            pass
         self._signal_group(signal.SIGKILL)
         self.proc.wait()
 

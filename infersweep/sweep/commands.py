@@ -13,8 +13,12 @@ from infersweep import ghactions
 from infersweep.atomic import write_atomic
 from infersweep.clitypes import FiniteFloat, positive_float
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.matrix.commands import (catalog_from_options, config_key_options,
-                                        selection_options, test_config_selection)
+from infersweep.matrix.commands import (
+    catalog_from_options,
+    config_key_options,
+    selection_options,
+    test_config_selection,
+)
 from infersweep.matrix.generate import generate_keyed
 
 EXECUTORS = ("local",)
@@ -54,14 +58,14 @@ def sweep():
               help="Divide ISL, OSL, prompt and warm-up counts by this factor (concurrencies "
                    "stay; each point keeps at least conc prompts).")
 @click.option("--output", type=click.Path(file_okay=True, path_type=Path), default=None,
-              help="Results folder (new or empty) [default: results/<run id>].")
+              help="Results folder, new or empty [default: results/sweep-<UTC time>].")
 @click.option("--previous-manifest", "previous", multiple=True,
               type=click.Path(path_type=Path),
               help="A manifest (or an earlier output folder) of a previous attempt: run only "
                    "the points it lacks. Repeatable.")
 @click.option("--timeout", type=positive_float(), default=None,
-              help="Cancel a row's job after this many seconds [default: the recipe's "
-                   "Slurm time limit].")
+              help="Cancel each row's job after this many seconds (the recipe's Slurm time "
+                   "limit applies in any case).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/runtimes.yaml).")
 def run_cmd(config_files, runner_config, executor, scale_down, output, previous, timeout, repo,

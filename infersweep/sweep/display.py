@@ -25,7 +25,7 @@ class Display:
         if self.tty:
             pad = max(0, self._width - len(text))
             self.stream.write("\r" + text + " " * pad)
-            self._width = len(text)
+            self._width = len(text) + pad  # what the terminal shows now
             self.stream.flush()
             return
         now = time.monotonic()
