@@ -193,7 +193,7 @@ class LocalExecutor(Executor):
         return RenderOptions(client=client, result_dir=str((workdir / RESULT_SUBDIR).resolve()))
 
     def submit(self, rendered, row: dict, workdir: Path, *, provenance: Provenance) -> LocalJob:
-        workdir = Path(workdir)
+        workdir = Path(workdir).resolve()  # the job runs with its folder as working directory
         workdir.mkdir(parents=True, exist_ok=True)
         recipe = rendered.recipe
         workers, router = engine_plan(recipe, row["model"])

@@ -58,8 +58,10 @@ def test_seed_sweep_runs_all_eleven_points(tmp_path):
     summary = tmp_path / "summary.md"
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     env.pop("GITHUB_RUN_ID", None)
-    proc = subprocess.run(sweep_cmd(out, "--scale-down", "20"), capture_output=True, text=True,
-                          timeout=600, env=env)
+    # a relative --output, as `make run` passes none (results/... under the working folder)
+    cmd = sweep_cmd(Path("out"), "--scale-down", "20")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
+                          cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     one, two = manifest_of(out, ONE), manifest_of(out, TWO)
     assert [p["conc"] for p in one["points"]] == [4, 8, 16, 32, 64, 128]
