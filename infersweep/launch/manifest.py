@@ -45,15 +45,20 @@ def gpu_counts(recipe: dict) -> dict[str, int]:
     return counts
 
 
-def _missing_reason(state: JobState, job_reason: str | None) -> str:
+def _job_context(state: JobState, job_reason: str | None) -> str:
+    """What happened to the job, for a point it did not finish."""
     why = f" ({job_reason})" if job_reason else ""
+    if state is JobState.CANCELLED:
+        return f"the job was cancelled before this point finished{why}"
+    if not state.terminal:
+        return f"the job was {state} when collected{why}"
+    return f"the job ended {state}{why}"
+
+
+def _missing_reason(state: JobState, job_reason: str | None) -> str:
     if state is JobState.COMPLETED:
         return "no result file: the benchmark step ended without writing it"
-    if state is JobState.CANCELLED:
-        return f"not written: the job was cancelled before this point finished{why}"
-    if not state.terminal:
-        return f"not written yet: the job was {state} when collected{why}"
-    return f"not written: the job ended {state}{why}"
+    return "not written: " + _job_context(state, job_reason)
 
 
 def read_point(path: Path, conc: int, requested: int) -> dict:
@@ -136,6 +141,8 @@ def collect(*, recipe: dict, points, isl: int, osl: int, result_dir: Path, manif
         if path.is_file():
             entry.update(read_point(path, p.conc, p.num_prompts))
             entry["file"] = _rel(path, manifest_dir)
+            if entry["status"] != PRESENT and job_state is not JobState.COMPLETED:
+                entry["reason"] += "; " + _job_context(job_state, job_reason)
         else:
             entry.update({"status": MISSING, "completed": None, "failed": None, "metrics": None,
                           "reason": _missing_reason(job_state, job_reason)})

@@ -110,6 +110,13 @@ def test_unusable_result_files(tmp_path, results, content, status, fragment):
     assert m["complete"] is False
 
 
+def test_an_unfinished_point_of_an_unfinished_job_says_both(tmp_path, results):
+    (results / f"{NAME}-c4.json").write_text(result(4, completed=0))
+    m = collect(tmp_path, points(4), JobState.TIMEOUT, "time limit of 2 s reached")
+    assert m["points"][0]["reason"] == (
+        "completed 0 of 40 requests; the job ended TIMEOUT (time limit of 2 s reached)")
+
+
 def test_files_nobody_asked_for(tmp_path, results):
     (results / f"{NAME}-c4.json").write_text(result(4))
     (results / f"{NAME}-c999.json").write_text(result(999))
