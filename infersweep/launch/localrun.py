@@ -10,6 +10,7 @@ of the process that started it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -79,6 +80,19 @@ def pick_ports(n: int) -> list[int]:
         for s in socks:
             s.close()
     raise EngineError("no free loopback ports")
+
+
+def group_members() -> list[int]:
+    """Live processes in this process's group other than itself (Linux /proc; else none)."""
+    me, pgid, out = os.getpid(), os.getpgid(0), []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(entry.name) != me and fields[0] != "Z" and int(fields[2]) == pgid:
+            out.append(int(entry.name))
+    return out
 
 
 def _healthy(url: str) -> bool:
@@ -164,10 +178,17 @@ class Job:
             time.sleep(0.2)
         return proc.returncode
 
-    def stop_children(self) -> None:
+    def stop_children(self, *, group: bool = False) -> None:
+        """SIGTERM, a grace period, SIGKILL: for the children, and with ``group`` (this job's
+        end, its own signals ignored by then) for every process left in its process group,
+        such as a client whose benchmark shell is already gone."""
         alive = [p for _, p in self.procs if p.poll() is None]
         for p in alive:
             p.terminate()
+        own_group = group and os.getpgid(0) == os.getpid()
+        if own_group:
+            with contextlib.suppress(OSError):
+                os.killpg(os.getpid(), signal.SIGTERM)
         end = time.monotonic() + GRACE_S
         for p in alive:
             try:
@@ -176,6 +197,12 @@ class Job:
                 p.kill()
                 p.wait()
         self.procs.clear()
+        if own_group:
+            while group_members() and time.monotonic() < end:
+                time.sleep(0.1)
+            for pid in group_members():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
 
     def run(self) -> int:
         self.started = time.monotonic()
@@ -199,7 +226,7 @@ class Job:
         finally:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, signal.SIG_IGN)
-            self.stop_children()
+            self.stop_children(group=True)
         write_status(self.workdir, state, reason=reason)
         return code
 

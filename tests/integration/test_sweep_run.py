@@ -161,3 +161,25 @@ def test_a_missing_point_fails_the_sweep(tmp_path):
             f"{point['status']}: ") in proc.stderr
     assert "0 of 1 point(s) present" in proc.stdout
     assert owned_processes(out) == []
+
+
+def test_a_killed_sweep_leaves_no_process(tmp_path):
+    """SIGKILL gives the sweep no chance to clean up: the job notices its parent died."""
+    out = tmp_path / "out"
+    status = out / KEY / TWO / "job-status.json"
+    proc = subprocess.Popen(sweep_cmd(out, "--scale-down", "10", "--conc", "2048"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: status.is_file() and '"benchmark"' in status.read_text(), 180, proc)
+        assert owned_processes(out)  # engines and client are running
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    end = time.monotonic() + 30
+    while owned_processes(out) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert owned_processes(out) == []
+    final = json.loads(status.read_text())
+    assert (final["state"], final["reason"]) == ("CANCELLED", "received SIGTERM")
