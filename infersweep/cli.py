@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "bench": "infersweep.bench.commands:bench",
     "sim": "infersweep.sim.commands:sim",
     "recipe": "infersweep.recipe.commands:recipe",
+    "sweep": "infersweep.sweep.commands:sweep",
 }
 
 

@@ -14,7 +14,8 @@ from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed
 from infersweep.matrix.table import explain_table, matrix_table
 
 
-def _common(f):
+def selection_options(f):
+    """The row-selection options every expanding command shares (all but --format)."""
     options = [
         multi_option("--config-files", type=click.Path(path_type=Path),
                      help="Master config files (default: configs/*-master.yaml)."),
@@ -31,15 +32,36 @@ def _common(f):
                      help="Sequence families: 1k1k, 8k1k or ISL_OSL."),
         click.option("--step-size", type=int, default=2, show_default=True,
                      help="Multiplier between points of a concurrency range."),
-        click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
-                     show_default=True),
     ]
     for option in reversed(options):
         f = option(f)
     return f
 
 
-def _catalog(config_files, runner_config):
+def _common(f):
+    return selection_options(click.option(
+        "--format", "fmt", type=click.Choice(["json", "table"]), default="json",
+        show_default=True)(f))
+
+
+def config_key_options(f):
+    """`matrix test-config`'s own selection options: --config-keys and --conc."""
+    f = multi_option("--conc", type=int, help="Keep only these concurrencies.")(f)
+    return multi_option("--config-keys", required=True,
+                        help="Config keys or globs (* and ?).")(f)
+
+
+def test_config_selection(*, config_keys, conc, seq_lens, scenario_type, step_size,
+                          runner_node_filter, no_evals, evals_only, all_evals) -> Selection:
+    return Selection(
+        config_keys=list(config_keys), conc=list(conc) or None,
+        seq_lens=list(seq_lens) or None, scenario_types=list(scenario_type) or None,
+        step_size=step_size, runner_node_filter=runner_node_filter,
+        include_label_in_node_filter=True,
+        evals=_eval_mode(no_evals, evals_only, all_evals), all_evals=all_evals)
+
+
+def catalog_from_options(config_files, runner_config):
     files = list(config_files) or default_config_files()
     catalog = load_catalog(files, runner_config or default_runner_file(), strict_runners=False)
     for w in catalog.warnings:
@@ -88,7 +110,7 @@ def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
                precision, framework, runner_type, min_conc, max_conc, max_tp, max_ep,
                single_node, multi_node):
     """Every point of every config (optionally filtered)."""
-    catalog = _catalog(config_files, runner_config)
+    catalog = catalog_from_options(config_files, runner_config)
     both = not single_node and not multi_node
     sel = Selection(
         key_prefixes=list(model_prefix) or None, precisions=list(precision) or None,
@@ -103,20 +125,11 @@ def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
 
 @matrix.command("test-config")
 @_common
-@multi_option("--config-keys", required=True, help="Config keys or globs (* and ?).")
-@multi_option("--conc", type=int, help="Keep only these concurrencies.")
-def test_config(config_files, runner_config, no_evals, evals_only, all_evals,
-                runner_node_filter, scenario_type, seq_lens, step_size, fmt, config_keys,
-                conc):
+@config_key_options
+def test_config(config_files, runner_config, fmt, **selection):
     """The points of the named configs (what a changelog entry runs)."""
-    catalog = _catalog(config_files, runner_config)
-    sel = Selection(
-        config_keys=list(config_keys), conc=list(conc) or None,
-        seq_lens=list(seq_lens) or None, scenario_types=list(scenario_type) or None,
-        step_size=step_size, runner_node_filter=runner_node_filter,
-        include_label_in_node_filter=True,
-        evals=_eval_mode(no_evals, evals_only, all_evals), all_evals=all_evals)
-    _emit(generate_keyed(catalog, sel), fmt)
+    catalog = catalog_from_options(config_files, runner_config)
+    _emit(generate_keyed(catalog, test_config_selection(**selection)), fmt)
 
 
 @click.command()
@@ -125,7 +138,7 @@ def test_config(config_files, runner_config, no_evals, evals_only, all_evals,
 @click.option("--runner-config", type=click.Path(path_type=Path))
 def explain(key, config_files, runner_config):
     """What a full sweep of config KEY runs and costs: points, GPUs and nodes."""
-    catalog = _catalog(config_files, runner_config)
+    catalog = catalog_from_options(config_files, runner_config)
     sel = Selection(config_keys=[key])
     pairs = generate_keyed(catalog, sel)
     click.echo(explain_table(key, catalog, [row for _, row in pairs]))

@@ -1,0 +1,226 @@
+"""The local executor: the same rendered recipe on this machine, the simulator as its engines.
+
+For each worker of the recipe's topology (``resources``) it starts ``infersweep sim serve``
+with that role's admission limit (``max-num-seqs``) and context length (``max-model-len``)
+from ``backend.atom_config``, then ``infersweep sim router`` in front of a disaggregated
+topology, and runs the recipe's benchmark command with ``SRT_FRONTEND_HOST``/``PORT`` set as
+srt-slurm sets them inside a job. The benchmark step writes the same ``<name>-c<conc>.json``
+files as on a cluster. The job is a process of its own (:mod:`infersweep.launch.localrun`) in
+a session of its own, so cancelling it signals exactly its process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from infersweep.atomic import write_atomic
+from infersweep.diagnostics import InputError
+from infersweep.launch import manifest as manifests
+from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
+from infersweep.launch.localrun import STATUS_FILE
+from infersweep.recipe import topology
+
+RESULT_SUBDIR = Path("logs", "fixed-seq")  # where srt-slurm keeps the step's /logs/fixed-seq
+SPEC_FILE = "local-job.json"
+CANCEL_FILE = "cancel-reason"
+# The simulator's timing model, fast enough that a scaled-down sweep is bound by this
+# machine's CPU rather than by modelled GPU time (the engine stand-in is not a model of it).
+ENGINE_SPEED = ("--prefill-tps", "2000000", "--decode-base-ms", "2",
+                "--decode-per-seq-ms", "0.001")
+ROUTER_SPEED = ("--kv-base-ms", "1")
+# front-end routing policies the simulator's router knows, by the recipe's name for them
+POLICIES = {"random": "round-robin", "round_robin": "round-robin",
+            "round-robin": "round-robin", "cache_aware": "least-loaded",
+            "power_of_two": "least-loaded", "least-loaded": "least-loaded"}
+READY_TIMEOUT_S = 120.0
+# explicit environment for the job: these and nothing else come from the caller's
+# (PYTHONPATH too: the local job runs the same infersweep as the caller, from the same place)
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH")
+_ATOM_ROLE = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+_SIM_ROLE = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+
+
+def time_limit_seconds(value) -> float | None:
+    """Slurm's ``time_limit`` forms: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text)
+    if not m:
+        return None
+    days, a, b, c = m.groups()
+    nums = [int(x) for x in (a, b, c) if x is not None]
+    if days is not None:
+        h, mi, s = (nums + [0, 0])[:3]
+    elif len(nums) == 3:
+        h, mi, s = nums
+    else:
+        h, mi, s = 0, nums[0], nums[1] if len(nums) > 1 else 0
+    return ((int(days or 0) * 24 + h) * 60 + mi) * 60 + s
+
+
+def _setting(config: dict, name: str):
+    for key in (name, name.replace("-", "_")):
+        if key in config:
+            return config[key]
+    return None
+
+
+def engine_plan(recipe: dict, model: str) -> tuple[list[dict], dict | None]:
+    """The simulator workers (role, CLI flags) and the router for a recipe's topology."""
+    backend = recipe.get("backend") or {}
+    atom = backend.get("atom_config") or {}
+    workers = []
+    for role in topology.roles(recipe.get("resources") or {}):
+        config = atom.get(_ATOM_ROLE[role.name]) or {}
+        args = ["--role", _SIM_ROLE[role.name], "--served-model-name", model]
+        for flag in ("max-num-seqs", "max-model-len", "max-num-batched-tokens"):
+            value = _setting(config, flag)
+            if value is not None:
+                args += [f"--{flag}", str(value)]
+        args += list(ENGINE_SPEED)
+        workers += [{"role": _SIM_ROLE[role.name], "args": args} for _ in range(role.workers)]
+    if any(w["role"] == "aggregated" for w in workers):
+        if len(workers) != 1:
+            raise InputError(f"recipe {recipe.get('name')}: the local executor runs one "
+                             f"aggregated worker, the recipe has {len(workers)}")
+        return workers, None
+    if not workers:
+        raise InputError(f"recipe {recipe.get('name')}: no workers in 'resources'")
+    args = (recipe.get("frontend") or {}).get("args") or {}
+    policy = POLICIES.get(str(args.get("policy", "random")), "round-robin")
+    return workers, {"args": ["--policy", policy, *ROUTER_SPEED]}
+
+
+def _env(recipe: dict, *sections: dict | None) -> dict[str, str]:
+    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+    env.update({str(k): str(v) for k, v in (recipe.get("environment") or {}).items()})
+    for extra in sections:
+        env.update({str(k): str(v) for k, v in (extra or {}).items()})
+    return env
+
+
+class LocalJob(Job):
+    def __init__(self, proc: subprocess.Popen, workdir: Path, rendered, provenance: Provenance,
+                 result_dir: Path):
+        self.proc = proc
+        self.workdir = workdir
+        self.job_id = f"local-{proc.pid}"
+        self.rendered = rendered
+        self.provenance = provenance
+        self.result_dir = result_dir
+
+    def _status(self) -> dict:
+        try:
+            return json.loads((self.workdir / STATUS_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def state(self) -> JobState:
+        state = JobState(self._status().get("state", "PENDING"))
+        if state.terminal:
+            return state
+        if self.proc.poll() is None:
+            return state
+        if (self.workdir / CANCEL_FILE).exists():
+            return JobState.CANCELLED
+        return JobState.FAILED  # the job process died without a final word
+
+    def reason(self) -> str | None:
+        cancel = self.workdir / CANCEL_FILE
+        if cancel.exists():
+            return cancel.read_text().strip() or None
+        status = self._status()
+        if status.get("reason"):
+            return status["reason"]
+        if self.proc.poll() is not None and not JobState(status.get("state", "PENDING")).terminal:
+            return f"the job process exited {self.proc.returncode} without a final state"
+        return None
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)  # the job's own session: its process group id
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if self.state().terminal and self.proc.poll() is not None:
+            self._signal_group(signal.SIGKILL)  # stragglers of a finished job, if any
+            return
+        if not (self.workdir / CANCEL_FILE).exists():
+            write_atomic(self.workdir / CANCEL_FILE, reason + "\n")
+        self._signal_group(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=15)
+        self._signal_group(signal.SIGKILL)
+        self.proc.wait()
+
+    def wait(self, deadline: float | None = None, **kw) -> JobState:
+        state = super().wait(deadline, **kw)
+        if state.terminal:
+            self.proc.wait()
+            self._signal_group(signal.SIGKILL)
+        return state
+
+    def collect(self) -> dict:
+        r = self.rendered
+        return manifests.collect(
+            recipe=r.recipe, points=r.points, isl=r.workload.isl, osl=r.workload.osl,
+            result_dir=self.result_dir, manifest_dir=self.workdir, provenance=self.provenance,
+            executor=LocalExecutor.name, job_id=self.job_id, job_state=self.state(),
+            job_reason=self.reason(), scale_down=getattr(r.workload, "scale_down", 1.0))
+
+
+class LocalExecutor(Executor):
+    """Runs every job on this machine, one simulated engine process per recipe worker."""
+
+    name = "local"
+
+    def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S,
+                 time_limit: float | None = None):
+        self.ready_timeout = ready_timeout
+        self.time_limit = time_limit  # None: the recipe's slurm.time_limit
+
+    def render_options(self, workdir: Path) -> RenderOptions:
+        client = f"{shlex.quote(sys.executable)} -m infersweep"
+        return RenderOptions(client=client, result_dir=str((workdir / RESULT_SUBDIR).resolve()))
+
+    def submit(self, rendered, row: dict, workdir: Path, *, provenance: Provenance) -> LocalJob:
+        workdir = Path(workdir).resolve()  # the job runs with its folder as working directory
+        workdir.mkdir(parents=True, exist_ok=True)
+        recipe = rendered.recipe
+        workers, router = engine_plan(recipe, row["model"])
+        backend = recipe.get("backend") or {}
+        bench = recipe.get("benchmark") or {}
+        limit = self.time_limit
+        if limit is None:
+            limit = time_limit_seconds((recipe.get("slurm") or {}).get("time_limit"))
+        spec = {
+            "workers": workers, "router": router,
+            "command": bench["command"],
+            "engine_env": _env(recipe, backend.get("prefill_environment"),
+                               backend.get("decode_environment")),
+            "bench_env": _env(recipe, bench.get("env")),
+            "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,
+        }
+        write_atomic(workdir / "recipe.yaml", rendered.text())
+        write_atomic(workdir / "row.json", json.dumps(row, indent=2) + "\n")
+        write_atomic(workdir / SPEC_FILE, json.dumps(spec, indent=2) + "\n")
+        write_atomic(workdir / STATUS_FILE, json.dumps({"state": "PENDING",
+                                                        "updated": time.time()}) + "\n")
+        (workdir / CANCEL_FILE).unlink(missing_ok=True)
+        result_dir = workdir / RESULT_SUBDIR
+        result_dir.mkdir(parents=True, exist_ok=True)
+        with open(workdir / "job.log", "ab") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "infersweep.launch.localrun", str(workdir / SPEC_FILE)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                env=_env({}), cwd=workdir, start_new_session=True)
+        return LocalJob(proc, workdir, rendered, provenance, result_dir)

@@ -1,0 +1,114 @@
+"""`infersweep sweep run`: the matrix rows of a selection, each run on an executor."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from infersweep import ghactions
+from infersweep.atomic import write_atomic
+from infersweep.clitypes import FiniteFloat, positive_float
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.matrix.commands import (
+    catalog_from_options,
+    config_key_options,
+    selection_options,
+    test_config_selection,
+)
+from infersweep.matrix.generate import generate_keyed
+
+EXECUTORS = ("local",)
+DEFAULT_OUTPUT = Path("results")
+
+
+def _executor(name: str):
+    from infersweep.launch.local import LocalExecutor
+
+    return {"local": LocalExecutor}[name]()
+
+
+def _output_dir(output: Path | None, run_hint: str) -> Path:
+    if output is None:
+        return DEFAULT_OUTPUT / run_hint
+    if output.exists() and not output.is_dir():
+        raise InputError(Diagnostic(str(output), 0, 0, "--output is a file, not a folder",
+                                    "name a new or empty folder", "sweep-output"))
+    if output.is_dir() and any(output.iterdir()):
+        raise InputError(Diagnostic(str(output), 0, 0, "--output already holds files",
+                                    "name a new or empty folder; to re-run missing points pass "
+                                    f"--previous-manifest {output}", "sweep-output"))
+    return output
+
+
+@click.group()
+def sweep():
+    """Run matrix rows end to end: recipe, job, results, manifest."""
+
+
+@sweep.command("run")
+@selection_options
+@config_key_options
+@click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
+              help="Where jobs run: local = the simulator on this machine.")
+@click.option("--scale-down", type=FiniteFloat(min=1), default=1.0, show_default=True,
+              help="Divide ISL, OSL, prompt and warm-up counts by this factor (concurrencies "
+                   "stay; each point keeps at least conc prompts).")
+@click.option("--output", type=click.Path(file_okay=True, path_type=Path), default=None,
+              help="Results folder, new or empty [default: results/sweep-<UTC time>].")
+@click.option("--previous-manifest", "previous", multiple=True,
+              type=click.Path(path_type=Path),
+              help="A manifest (or an earlier output folder) of a previous attempt: run only "
+                   "the points it lacks. Repeatable.")
+@click.option("--timeout", type=positive_float(), default=None,
+              help="Cancel each row's job after this many seconds (the recipe's Slurm time "
+                   "limit applies in any case).")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Repository root (templates, configs/runtimes.yaml).")
+def run_cmd(config_files, runner_config, executor, scale_down, output, previous, timeout, repo,
+            **selection):
+    """Expand the matrix like `matrix test-config`, run every row, print every point.
+
+    Exits 0 only when every job completed and every expected point is present with
+    completed == requested; 1 otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
+    job is cancelled and collected first).
+    """
+    from infersweep.launch.manifest import problems
+    from infersweep.sweep.display import Display
+    from infersweep.sweep.run import Sweep, load_previous
+    from infersweep.sweep.table import markdown, text_table
+
+    catalog = catalog_from_options(config_files, runner_config)
+    pairs = generate_keyed(catalog, test_config_selection(**selection))
+    pairs = [(k, r) for k, r in pairs if not r.get("eval-only")]
+    if not pairs:
+        raise InputError(Diagnostic(" ".join(selection["config_keys"]), 0, 0,
+                                    "the selection produced no rows with throughput points",
+                                    "check the keys and filters with `infersweep matrix "
+                                    "test-config --format table`", "sweep-select"))
+    prior = load_previous(previous)
+    hint = time.strftime("sweep-%Y%m%dT%H%M%SZ", time.gmtime())
+    out = _output_dir(output, hint)
+    display = Display()
+    runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
+                   scale_down=scale_down, previous=prior, timeout=timeout, display=display)
+    display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
+                 f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
+                 f"{executor}, scale-down {scale_down:g}, output {out}")
+    found, stopped = runner.run()
+    click.echo(text_table(found))
+    summary = markdown(found, title=f"Sweep {runner.run_id} (attempt {runner.attempt})")
+    write_atomic(out / "summary.md", summary)
+    ghactions.add_summary(summary)
+    issues = [line for m in found for line in problems(m)]
+    for line in issues:
+        click.echo(f"error: {line}", err=True)
+    click.echo(f"manifests: {out}/*/*/manifest.json", err=True)
+    if stopped is not None:
+        click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)
+        sys.exit(128 + stopped)
+    if issues:
+        sys.exit(1)
