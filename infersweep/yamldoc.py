@@ -112,7 +112,7 @@ class YamlDoc:
         for part in pointer:
             if isinstance(node, yaml.MappingNode):
                 for key_node, value_node in node.value:
-                    if key_node.value == str(part) or key_node.value == part:
+                    if _key_matches(key_node, part):
                         mark = key_node.start_mark if key else value_node.start_mark
                         node = value_node
                         break
@@ -132,6 +132,19 @@ class YamlDoc:
              key: bool = False) -> Diagnostic:
         line, col = self.locate(pointer, key=key)
         return Diagnostic(self.path, line, col, message, hint, rule)
+
+
+def _key_matches(key_node: yaml.Node, part) -> bool:
+    if isinstance(part, str):
+        return key_node.value == part
+    if key_node.value == str(part):
+        return True
+    if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == STR_TAG:
+        return False
+    try:  # a key YAML read as a bool, null or date: compare what it was read as
+        return yaml.constructor.SafeConstructor().construct_object(key_node) == part
+    except Exception:  # noqa: BLE001 - not constructible: not this key
+        return False
 
 
 def _mark_diag(path: str, mark, offset: int, message: str, hint: str, rule: str) -> Diagnostic:
