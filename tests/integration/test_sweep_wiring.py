@@ -28,6 +28,9 @@ def pr_checkout(tmp_path):
     """An origin with main, and a PR branch appending a changelog entry (as CI checks out)."""
     origin = GitRepo(tmp_path / "origin")
     files = {f"configs/{p.name}": p.read_text() for p in (REPO / "configs").glob("*.yaml")}
+    # the rows asserted below come from the frozen catalog, not the live one
+    files.update({f"configs/{p.name}": p.read_text()
+                  for p in (REPO / "tests" / "data" / "catalog").glob("*.yaml")})
     files["perf-changelog.yaml"] = (REPO / "perf-changelog.yaml").read_text()
     origin.commit("base", files)
     work = GitRepo(tmp_path / "work")
