@@ -119,3 +119,32 @@ def test_file_reader_errors(tmp_path):
     bad.write_bytes(b"a: 1\nb: \xff\n")
     with pytest.raises(InputError, match=r"x.yaml:2:1: \[encoding\]"):
         load_yaml(bad)
+
+
+def test_every_yaml_read_in_the_package_goes_through_yamldoc():
+    """One loader, so that its limits protect every input: master configs, runners, the
+    runtimes lock, changelog entries, the files `pins check` scans."""
+    import re
+    from pathlib import Path
+
+    import infersweep
+
+    package = Path(infersweep.__file__).parent
+    direct = re.compile(r"yaml\.(safe_load|load|full_load|unsafe_load|compose|parse)\b"
+                        r"|CSafeLoader|yaml\.SafeLoader")
+    offenders = [f"{p.relative_to(package)}:{n}" for p in sorted(package.rglob("*.py"))
+                 if p.name not in ("yamldoc.py", "yamlbounds.py")
+                 for n, line in enumerate(p.read_text().splitlines(), start=1)
+                 if direct.search(line)]
+    assert offenders == []
+
+
+def test_pins_scan_of_an_alias_bomb_returns_at_once():
+    from infersweep.pins.check import scan_yaml
+
+    class Report:
+        references: list = []
+        problems: list = []
+
+    scan_yaml("bomb.yaml", _laughs(10), [], "configs/runtimes.yaml", Report())
+    assert Report.references == [] and Report.problems == []
