@@ -48,16 +48,49 @@ class Violation:
     depth: int = 0  # nesting depth reached, for yaml-depth
 
 
+# Where an anchor (``&name``) can start: at the start of the text or of a line, or after a
+# blank, a flow indicator or the ':' of a flow pair. Anything else with '&' in it (``TP & EP``
+# in a comment, ``?a=1&b=2`` in a URL) cannot be one; a text with no match has no anchors,
+# hence no aliases (an alias of an undefined anchor is a syntax error), and only its depth
+# needs checking.
+_BEFORE_ANCHOR = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},:")
+_NOT_IN_ANCHOR = frozenset(" \t\r\n\x85\u2028\u2029\ufeff[]{},")
+
+
+def may_have_aliases(text: str) -> bool:
+    """False only when no '&' in ``text`` can start an anchor (checked per '&': a regular
+    expression over the whole text costs more than the rest of the bound)."""
+    at = text.find("&")
+    while at != -1:
+        after = text[at + 1: at + 2]
+        if (at == 0 or text[at - 1] in _BEFORE_ANCHOR) and after and after not in _NOT_IN_ANCHOR:
+            return True
+        at = text.find("&", at + 1)
+    return False
+
+
 def _children(node) -> list:
     if node.__class__ is _MAPPING:
         return [part for pair in node.value for part in pair]
     return node.value
 
 
-def measure(root: yaml.Node | None, budget: int, max_depth: int = MAX_DEPTH) -> Violation | None:
-    """The first violation in document order, or None when the graph is within bounds."""
+def measure(root: yaml.Node | None, budget: int, max_depth: int = MAX_DEPTH, *,
+            aliases: bool = True) -> Violation | None:
+    """The first violation in document order, or None when the graph is within bounds.
+
+    A normal file is a plain tree within the depth, which one cheap pass establishes (it
+    tracks node identity only when the text may have aliases, see :func:`may_have_aliases`);
+    only a graph with shared nodes or too deep is measured in full.
+    """
     if root is None or root.__class__ is _SCALAR:
         return None
+    if _plain_tree_within(root, max_depth, track_shared=aliases):
+        return None
+    return _measure_graph(root, budget, max_depth)
+
+
+def _measure_graph(root: yaml.Node, budget: int, max_depth: int) -> Violation | None:
     done: dict[int, tuple[int, int]] = {}  # id -> (expanded node count, expanded depth)
     open_: set[int] = set()
     produced = 0
@@ -99,6 +132,35 @@ def measure(root: yaml.Node | None, budget: int, max_depth: int = MAX_DEPTH) -> 
             if child.__class__ is not _SCALAR:
                 stack.append((child, level + 1, False))
     return None
+
+
+def _plain_tree_within(root: yaml.Node, max_depth: int, track_shared: bool) -> bool:
+    """True when no container is deeper than ``max_depth`` and (with ``track_shared``) none
+    is reached twice. Order does not matter here: any finding leads to the full measure."""
+    seen: set[int] | None = set() if track_shared else None
+    stack = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, level = pop()
+        if level > max_depth:
+            return False
+        if seen is not None:
+            nid = id(node)
+            if nid in seen:
+                return False
+            seen.add(nid)
+        level += 1
+        if node.__class__ is _MAPPING:
+            for key, value in node.value:
+                if value.__class__ is not _SCALAR:
+                    push((value, level))
+                if key.__class__ is not _SCALAR:
+                    push((key, level))
+        else:
+            for value in node.value:
+                if value.__class__ is not _SCALAR:
+                    push((value, level))
+    return True
 
 
 def container_alias(text: str, index: int, loader=None) -> tuple[yaml.Mark, str] | None:

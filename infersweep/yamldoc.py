@@ -263,7 +263,8 @@ def parse_yaml(text: str, path: str = "<string>", line_offset: int = 0) -> YamlD
     try:
         root = loader.get_single_node()
         budget = yamlbounds.alias_budget(len(text))
-        violation = yamlbounds.measure(root, budget)
+        violation = yamlbounds.measure(root, budget,
+                                       aliases=yamlbounds.may_have_aliases(text))
         if violation is not None:
             raise InputError(_bounds_error(path, text, violation, budget, line_offset))
         data = loader.construct_document(root) if root is not None else None

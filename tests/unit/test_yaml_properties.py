@@ -21,7 +21,7 @@ YAML_TOKENS = st.sampled_from([
     "<<: ", "!!int ", "!!float ", "!!timestamp ", "!!binary ", "!!set ", "!!omap ",
     "!!python/name:os.system ", "2024-13-45", "2024-01-01", "yes", "~", "0x", "1e9999",
     "? ", "|\n  ", ">-\n ", "'", '"', "\\x", "%YAML 1.1\n---\n", "---\n", "...\n", "#c",
-    ".nan", ".inf", "=", "!<tag:x> ", "!local ",
+    ".nan", ".inf", "=", "!<tag:x> ", "!local ", "&", ":&c ", ",&c ", "*c", "\t&c ",
 ])
 yamlish = st.lists(st.one_of(YAML_TOKENS, YAML_ALPHABET), max_size=40).map("".join)
 
@@ -46,6 +46,37 @@ def _assert_loads_or_located(text: str) -> None:
 @example("a: \x00")
 def test_arbitrary_text_loads_or_fails_located(text):
     _assert_loads_or_located(text)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(yamlish, st.text(max_size=200)))
+@example("a: {b:&x [1], c: *x}")
+@example('{"a":&x [1], "b": *x}')
+@example("\ufeff&x [1, *x]")
+@example("- !!seq &x [1]\n- *x")
+def test_a_text_without_anchor_syntax_has_no_aliases(text):
+    """The shortcut that skips alias accounting is sound: libyaml builds no shared node
+    from a text in which may_have_aliases finds no anchor."""
+    import yaml
+
+    if yamlbounds.may_have_aliases(text):
+        return
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (yaml.YAMLError, UnicodeEncodeError):
+        return
+    assert root is None or _count_distinct(root) == _count_nodes(root)
+
+
+def _count_nodes(root) -> int:
+    total, stack = 0, [root]
+    while stack and total <= 10**5:  # a recursive alias would never end
+        node = stack.pop()
+        total += 1
+        if isinstance(node.value, list):
+            for part in node.value:
+                stack.extend(part if isinstance(part, tuple) else (part,))
+    return total
 
 
 # --- valid mappings keep their data and the line and column of every key -------------------
