@@ -6,7 +6,8 @@ validation, JSON output, a recursive walk) visit billions of nodes; a recursive 
 them loop forever. The graph is measured before it is constructed, with the size every alias
 would stand for, and refused past a budget that grows with the file.
 
-The walk visits container nodes in document order, so the first visit of a node is its
+A normal file is settled by one cheap pass (a plain tree, not too deep). Otherwise the full
+measure visits container nodes in document order, so the first visit of a node is its
 anchor and every later visit is an alias; the k-th such revisit is the k-th alias event of
 the file, which is how an error is put on the alias's own line and column (the composed
 graph keeps no mark for aliases, and the parser's events are read only on that error path).
@@ -20,10 +21,10 @@ import yaml
 
 # Deeper than any config; far below what a recursive consumer (jsonschema, json) can take.
 MAX_DEPTH = 64
-# Nodes that aliases may repeat: ALIAS_NODES_PER_BYTE per byte of the file, at least
+# Nodes that aliases may repeat: ALIAS_NODES_PER_CHAR per character of the file, at least
 # ALIAS_NODES_FLOOR (room for a small file that reuses a block a few times) and at most
-# ALIAS_NODES_CAP (what the schema validation of a catalog gets through in about a second).
-ALIAS_NODES_PER_BYTE = 10
+# ALIAS_NODES_CAP (what schema validation gets through in a second or two).
+ALIAS_NODES_PER_CHAR = 10
 ALIAS_NODES_FLOOR = 10_000
 ALIAS_NODES_CAP = 1_000_000
 
@@ -32,8 +33,8 @@ _MAPPING = yaml.MappingNode
 
 
 def alias_budget(size: int) -> int:
-    """How many nodes aliases may repeat in a document of ``size`` bytes."""
-    return min(ALIAS_NODES_CAP, max(ALIAS_NODES_FLOOR, ALIAS_NODES_PER_BYTE * size))
+    """How many nodes aliases may repeat in a document of ``size`` characters."""
+    return min(ALIAS_NODES_CAP, max(ALIAS_NODES_FLOOR, ALIAS_NODES_PER_CHAR * size))
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,9 @@ def _bounds_error(path: str, text: str, v: yamlbounds.Violation, budget: int,
 
 def _construct_error(path: str, loader_cls, root, exc: Exception, offset: int) -> Diagnostic:
     """Locate a value its tag cannot construct (``2024-13-45``, ``!!int x``) at its node."""
+    if root is None:
+        return Diagnostic(path, 1 + offset, 1, f"cannot read this YAML: {exc}",
+                          "check the tags and values", "yaml-value")
     probe = loader_cls("")
     seen: set[int] = set()
     stack = [root]
