@@ -5,6 +5,17 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def frozen_base_files() -> dict[str, str]:
+    """The frozen catalog (tests/data/catalog) and changelog (tests/data/changelog-base) as
+    the files of a base commit: tests that assert rows or line numbers build on these, never on
+    the live files, so adding a config or a changelog entry cannot break them."""
+    files = {f"configs/{p.name}": p.read_text() for p in (DATA / "catalog").glob("*.yaml")}
+    files["perf-changelog.yaml"] = (DATA / "changelog-base" / "perf-changelog.yaml").read_text()
+    return files
+
 
 class GitRepo:
     def __init__(self, path: Path):

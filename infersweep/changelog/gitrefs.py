@@ -49,6 +49,7 @@ def check_repo(root: Path) -> None:
 
 def resolve(root: Path, ref: str) -> str | None:
     """The full commit id of ``ref``, or None when this clone does not have it."""
+    gitexec.check_revision(ref, "revision", "<git>")
     proc = run(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
     return proc.stdout.strip() if proc.returncode == 0 else None
 

@@ -97,6 +97,8 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
             continue
         bad_keys = {_owning_key(doc, d) for d in schema_diags}
         for key, entry in doc.data.items():
+            if not isinstance(key, str):
+                continue  # reported by the schema step ('key-type'); later steps need text
             if key in sources:
                 other = sources[key].path
                 diags.append(doc.diag((key,), f"config key '{key}' is already defined in {other}",

@@ -58,8 +58,11 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
         for s, i, j, ss in spaces:
             if "kv-p2p-transfer" in ss:
                 err(("scenarios", s, i, "search-space", j, "kv-p2p-transfer"),
-                    "'kv-p2p-transfer' requires 'multinode: true'", rule="kv-transfer-scope",
-                    key_mark=True)
+                    "'kv-p2p-transfer' needs 'disagg: true' (a KV-cache transfer runs between "
+                    "the prefill and decode workers of a disaggregated multi-node entry); this "
+                    "entry has 'multinode: false'",
+                    "remove it, or make the entry multi-node and disaggregated",
+                    rule="kv-transfer-scope", key_mark=True)
     if entry.get("disagg") and "kv-p2p-transfer" not in entry and (
             not spaces or any("kv-p2p-transfer" not in ss for *_, ss in spaces)):
         err(("disagg",), "'disagg: true' needs a KV transfer engine",

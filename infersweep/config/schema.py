@@ -21,9 +21,15 @@ def load_schema(name: str) -> dict:
     return json.loads(text)
 
 
+def _is_integer(checker, instance) -> bool:
+    """Integers only: JSON Schema counts 8.0 as an integer, and a float ``tp`` would reach
+    the matrix rows and the launcher as ``8.0``."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
 @cache
 def _validator(name: str):
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
 
     schema = load_schema(name)
@@ -32,11 +38,17 @@ def _validator(name: str):
         if other.name.endswith(".schema.json"):
             contents = json.loads(other.read_text())
             registry = registry.with_resource(contents["$id"], Resource.from_contents(contents))
-    return Draft202012Validator(schema, registry=registry)
+    strict = validators.extend(
+        Draft202012Validator,
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer))
+    return strict(schema, registry=registry)
 
 
 def _describe(value: Any) -> str:
-    text = json.dumps(value, default=str)
+    try:
+        text = json.dumps(value, default=str)
+    except (TypeError, ValueError):  # keys JSON cannot hold (a date), or a shared node
+        text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -49,10 +61,39 @@ def _leaf_errors(error):
         yield error
 
 
-def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
+def _field_name(pointer: tuple) -> str:
+    if not pointer:
+        return "document"
+    if isinstance(pointer[-1], int) and len(pointer) > 1:
+        return f"{pointer[-2]}[{pointer[-1]}]"
+    return str(pointer[-1])
+
+
+def _false_schema_key(instance: Any, pointer: tuple, value: Any) -> Any:
+    """The key a ``false`` subschema refused. jsonschema reports such an error at the parent
+    object, so it is found as the one key of the parent that holds ``value``."""
+    parent = instance
+    for part in pointer:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    if not isinstance(parent, dict):
+        return None
+    keys = [k for k, v in parent.items() if v is value]
+    return keys[0] if len(keys) == 1 else None
+
+
+def _to_diagnostic(doc: YamlDoc, error, base: tuple, instance: Any = None) -> Diagnostic:
     pointer = base + tuple(error.absolute_path)
     validator, inst = error.validator, error.instance
-    field = str(pointer[-1]) if pointer else "document"
+    if error.schema is False:
+        key = _false_schema_key(instance, tuple(error.absolute_path), inst)
+        if key is not None:
+            pointer += (key,)
+        return doc.diag(pointer, f"'{_field_name(pointer)}' is not allowed here",
+                        "remove it", rule="schema", key=True)
+    field = _field_name(pointer)
     if validator == "additionalProperties":
         allowed = list(error.schema.get("properties", {}))
         extras = [k for k in inst if k not in error.schema.get("properties", {})]
@@ -67,8 +108,17 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
     if validator == "type":
         want = error.validator_value
         want = want if isinstance(want, str) else want[0]
+        hint = ""
+        if want == "integer" and isinstance(inst, float) and inst.is_integer():
+            hint = f"write {int(inst)}: sizes, lengths and concurrencies are whole numbers"
         return doc.diag(pointer, f"'{field}' must be {_TYPE_NAMES.get(want, want)}, "
-                        f"got {_describe(inst)}", rule="schema")
+                        f"got {_describe(inst)}", hint, rule="schema")
+    if validator == "not" and error.validator_value == {}:
+        # a field allowed only under a condition, written in the schema as
+        # {"not": {}, "description": <what it needs>, "x-hint": <what to do>}
+        reason = error.schema.get("description", "is not allowed here")
+        return doc.diag(pointer, f"'{field}' {reason}", error.schema.get("x-hint", "remove it"),
+                        rule="schema", key=True)
     if validator == "minimum":
         return doc.diag(pointer, f"'{field}' must be at least {error.validator_value}, "
                         f"got {_describe(inst)}", rule="schema")
@@ -95,8 +145,6 @@ def _to_diagnostic(doc: YamlDoc, error, base: tuple) -> Diagnostic:
                         "give a release or commit SHA", rule="schema")
     if validator in ("minItems", "minProperties"):
         return doc.diag(pointer, f"'{field}' must not be empty", rule="schema")
-    if validator is False or error.validator == "false":
-        return doc.diag(pointer, f"'{field}' is not allowed here", rule="schema", key=True)
     return doc.diag(pointer, error.message, rule="schema")
 
 
@@ -108,14 +156,32 @@ def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
               for leaf in _leaf_errors(error)]
     misspelt = {(tuple(e.absolute_path), k) for e in leaves if e.validator == "additionalProperties"
                 for k in e.instance if k not in e.schema.get("properties", {})}
-    diags = []
+    diags = _key_type_diagnostics(doc) if data is None else []
     for leaf in leaves:
         if leaf.validator == "required" and any(
                 path == tuple(leaf.absolute_path) and did_you_mean(key, leaf.validator_value)
                 for path, key in misspelt):
             continue  # reported as "unknown key ... did you mean" instead
-        diags.append(_to_diagnostic(doc, leaf, base))
+        if leaf.validator == "additionalProperties" and not any(
+                isinstance(k, str) for k in leaf.instance
+                if k not in leaf.schema.get("properties", {})):
+            continue  # only keys that are not text: reported where they are, below
+        diags.append(_to_diagnostic(doc, leaf, base, instance))
     return sorted(set(diags))
+
+
+_KEY_KINDS = {"int": "a number", "float": "a number", "null": "null (no key)",
+              "bool": "true or false (YAML reads yes, no, on and off as booleans)",
+              "timestamp": "a date"}
+
+
+def _key_type_diagnostics(doc: YamlDoc) -> list[Diagnostic]:
+    """Keys YAML reads as something other than text (``123:``, ``yes:``, ``2024-01-01:``):
+    every key in these files is a name, and later steps (globs, prefixes) need text."""
+    return [Diagnostic(doc.path, k.line, k.col,
+                       f"key {k.text or '(empty)'} is read as {_KEY_KINDS.get(k.tag, k.tag)}, "
+                       "not as text", f"quote it: '{k.text}':", "key-type")
+            for k in doc.non_string_keys]
 
 
 def validate_data(instance: Any, schema_name: str) -> list[str]:

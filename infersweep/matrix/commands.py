@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import click
 
 from infersweep.clicompat import multi_option
+from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
-from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed
+from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
+from infersweep.matrix.rows import SEQ_FAMILIES
 from infersweep.matrix.table import explain_table, matrix_table
+
+
+class SeqFamily(click.ParamType):
+    """A sequence family: a name (1k1k, 8k1k) or ISL_OSL with positive token counts."""
+
+    name = "family"
+    _PAIR = re.compile(r"[1-9][0-9]*_[1-9][0-9]*")
+
+    def convert(self, value, param, ctx):
+        if value in SEQ_FAMILIES or self._PAIR.fullmatch(str(value)):
+            return value
+        self.fail(f"{value!r} is not a sequence family: use {', '.join(SEQ_FAMILIES)}, or "
+                  "ISL_OSL in tokens (e.g. 2048_1024)", param, ctx)
+
+
+STEP_SIZE = click.IntRange(min=2)  # a range multiplied by 1 would never end
 
 
 def selection_options(f):
@@ -28,9 +47,9 @@ def selection_options(f):
         click.option("--runner-node-filter", metavar="TEXT",
                      help="Expand labels to the runners whose name contains TEXT."),
         multi_option("--scenario-type", type=click.Choice(SCENARIO_TYPES)),
-        multi_option("--seq-lens", metavar="FAMILY",
+        multi_option("--seq-lens", type=SeqFamily(),
                      help="Sequence families: 1k1k, 8k1k or ISL_OSL."),
-        click.option("--step-size", type=int, default=2, show_default=True,
+        click.option("--step-size", type=STEP_SIZE, default=2, show_default=True,
                      help="Multiplier between points of a concurrency range."),
     ]
     for option in reversed(options):
@@ -46,7 +65,7 @@ def _common(f):
 
 def config_key_options(f):
     """`matrix test-config`'s own selection options: --config-keys and --conc."""
-    f = multi_option("--conc", type=int, help="Keep only these concurrencies.")(f)
+    f = multi_option("--conc", type=POSITIVE_INT, help="Keep only these concurrencies.")(f)
     return multi_option("--config-keys", required=True,
                         help="Config keys or globs (* and ?).")(f)
 
@@ -99,10 +118,10 @@ def matrix():
 @multi_option("--precision")
 @multi_option("--framework")
 @multi_option("--runner-type", help="Keep configs whose runner label is one of these.")
-@click.option("--min-conc", type=int)
-@click.option("--max-conc", type=int)
-@click.option("--max-tp", type=int, help="Skip single-node entries with a larger tp.")
-@click.option("--max-ep", type=int, help="Clamp ep to this value.")
+@click.option("--min-conc", type=POSITIVE_INT)
+@click.option("--max-conc", type=POSITIVE_INT)
+@click.option("--max-tp", type=POSITIVE_INT, help="Skip single-node entries with a larger tp.")
+@click.option("--max-ep", type=POSITIVE_INT, help="Clamp ep to this value.")
 @click.option("--single-node", is_flag=True, help="Only single-node configs.")
 @click.option("--multi-node", is_flag=True, help="Only multi-node configs.")
 def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
@@ -137,8 +156,16 @@ def test_config(config_files, runner_config, fmt, **selection):
 @multi_option("--config-files", type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path))
 def explain(key, config_files, runner_config):
-    """What a full sweep of config KEY runs and costs: points, GPUs and nodes."""
+    """What a full sweep of config KEY runs and costs: points, GPUs and nodes.
+
+    KEY may be a glob ('dsv4*'): every matching key is explained, in catalog order, each
+    exactly as if it were named alone.
+    """
     catalog = catalog_from_options(config_files, runner_config)
-    sel = Selection(config_keys=[key])
-    pairs = generate_keyed(catalog, sel)
-    click.echo(explain_table(key, catalog, [row for _, row in pairs]))
+    keys = select_keys(catalog, [key])
+    tables = [explain_table(k, catalog, [row for _, row in
+                                         generate_keyed(catalog, Selection(config_keys=[k]))])
+              for k in keys]
+    if len(keys) > 1:
+        tables.insert(0, f"{len(keys)} config keys match {key!r}: {', '.join(keys)}")
+    click.echo("\n\n".join(tables))

@@ -60,9 +60,46 @@ class Selection:
                                 + ", ".join(sorted(catalog.runners.labels)))
         if self.evals == "none" and self.all_evals:
             problems.append("--all-evals cannot be combined with --no-evals")
+        problems.extend(_unmatched_filters(self, catalog))
         if problems:
             raise InputError([Diagnostic("<command line>", 0, 0, p, rule="usage")
                               for p in problems])
+
+
+def _choices(values) -> str:
+    values = sorted({str(v) for v in values})
+    shown = ", ".join(values[:12])
+    return shown + (f", ... ({len(values)} in all)" if len(values) > 12 else "")
+
+
+def _unmatched_filters(sel: Selection, catalog: Catalog) -> list[str]:
+    """A filter value that matches nothing in the whole catalog is a typo, not a wish for an
+    empty matrix: say so and list what it could have been. (``--seq-lens`` is checked for
+    its form when parsed: an absent family still leaves the agentic rows, as InferenceX.)"""
+    entries = catalog.entries
+    out = []
+
+    def check(option: str, wanted: list[str] | None, present, matches=None):
+        matches = matches or (lambda value, have: value in have)
+        have = set(present)
+        for value in wanted or []:
+            if not matches(value, have):
+                hint = did_you_mean(value, have)
+                out.append(f"{option} {value!r} matches no config in the catalog"
+                           + (f" ({hint})" if hint else "") + f"; valid: {_choices(have)}")
+
+    check("--precision", sel.precisions, (e["precision"] for e in entries.values()))
+    check("--framework", sel.frameworks, (e["framework"] for e in entries.values()))
+    check("--model-prefix", sel.key_prefixes, entries,
+          lambda value, have: any(k.startswith(value) for k in have))
+    if sel.runner_node_filter is not None:
+        names = {n for names in catalog.runners.labels.values() for n in names}
+        if sel.include_label_in_node_filter:
+            names |= set(catalog.runners.labels)
+        if not any(sel.runner_node_filter in n for n in names):
+            out.append(f"--runner-node-filter {sel.runner_node_filter!r} is part of no runner "
+                       f"name in {catalog.runners.path}; runners: {_choices(names)}")
+    return out
 
 
 def select_keys(catalog: Catalog, patterns: list[str] | None) -> list[str]:

@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, frozen_base_files
 from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
 # a frozen catalog and changelog: line numbers and rows asserted here never follow the live files
-FROZEN = REPO / "tests" / "data" / "changelog-base"
 FIVE_PRS = ("1683", "2433", "2606", "2670", "2643")
 
 ENTRY = """- config-keys:
@@ -36,8 +35,7 @@ def _entry(key="dsv4-fp4-mi355x-atom-disagg", text="Re-run on the new image."):
 def repo(tmp_path) -> GitRepo:
     """The frozen catalog and changelog committed as the base on main."""
     r = GitRepo(tmp_path / "repo")
-    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
+    files = frozen_base_files()
     r.commit("base", files)
     r.git("checkout", "-q", "-b", "pr")
     return r

@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from infersweep.changelog import shards
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, frozen_base_files
 from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-FROZEN = REPO / "tests" / "data" / "changelog-base"
 ALL_KEYS = """
 - config-keys:
     - "*"
@@ -120,9 +119,10 @@ huge-fp8-mi355x-vllm:
       search-space:
       - {{ tp: 8, conc-list: [{", ".join(str(c) for c in range(1, n_points + 1))}] }}
 """
-    configs = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
+    configs = frozen_base_files()
+    changelog = configs.pop("perf-changelog.yaml")
     configs["configs/amd-master.yaml"] += huge
-    repo = _all_keys_repo(tmp_path, configs, (FROZEN / "perf-changelog.yaml").read_text())
+    repo = _all_keys_repo(tmp_path, configs, changelog)
     code, out, err, out_file = _matrix(run_cli, repo, tmp_path, monkeypatch)
     assert code == 1
     assert "Traceback" not in err

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, frozen_base_files
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-FROZEN = REPO / "tests" / "data" / "changelog-base"
 ENTRY = """
 - config-keys:
     - dsv4-fp4-mi355x-atom-disagg
@@ -41,8 +40,7 @@ class Origin:
 
     def __init__(self, tmp: Path):
         src = GitRepo(tmp / "src")
-        files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
-        files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
+        files = frozen_base_files()
         src.commit("base", files)
         for i in range(3):
             src.commit(f"main history {i}", {"README.md": f"v{i}\n"})
@@ -292,9 +290,7 @@ def test_git_missing_from_path(origin, tmp_path, run_cli, monkeypatch):
 def test_fetch_missing_deepens_only_as_far_as_needed(tmp_path, run_cli):
     """A long history: the merge-base is a few commits back, so the clone stays shallow."""
     src = GitRepo(tmp_path / "src")
-    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
-    src.commit("base", {**files, "perf-changelog.yaml":
-                        (FROZEN / "perf-changelog.yaml").read_text()})
+    src.commit("base", frozen_base_files())
     for i in range(150):
         src.git("commit", "-q", "--allow-empty", "-m", f"history {i}")
     src.git("checkout", "-q", "-b", "pr")

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.gitrepo import GitRepo
+from tests.gitrepo import GitRepo, frozen_base_files
 from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-FROZEN = REPO / "tests" / "data" / "changelog-base"  # rows asserted here never follow the live files
 ENTRY = """
 - config-keys:
     - dsv4-fp4-mi355x-atom-disagg
@@ -30,8 +29,7 @@ def pr_checkout(tmp_path, request):
     does: with full history, or one commit deep (GitHub's default) over file:// so that the
     depth is honoured; run-sweep then passes --fetch-missing."""
     origin = GitRepo(tmp_path / "origin")
-    files = {f"configs/{p.name}": p.read_text() for p in (FROZEN / "configs").glob("*.yaml")}
-    files["perf-changelog.yaml"] = (FROZEN / "perf-changelog.yaml").read_text()
+    files = frozen_base_files()
     origin.commit("base", files)
     origin.git("checkout", "-q", "-b", "pr")
     head = origin.commit("append", {"perf-changelog.yaml":

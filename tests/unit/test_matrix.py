@@ -1,12 +1,16 @@
-"""Matrix expansion on the repo's own catalog and on small hand-written ones."""
+"""Matrix expansion on a frozen copy of the catalog (tests/data/catalog) and on small
+hand-written ones. Counts and rows are asserted only on the frozen copy: the live
+configs/ files change with every new configuration (tests/unit/test_live_catalog.py checks
+what must hold for any valid content there)."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
+from infersweep.config.catalog import load_catalog
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import InputError
 from infersweep.matrix.conc import conc_points, within
@@ -14,19 +18,14 @@ from infersweep.matrix.generate import Selection, generate, generate_keyed
 from infersweep.matrix.keys import expand_keys
 from infersweep.matrix.rows import seq_name
 
+FROZEN = Path(__file__).resolve().parent.parent / "data" / "catalog"
+FROZEN_ARGS = ("--config-files", FROZEN / "amd-master.yaml",
+               "--runner-config", FROZEN / "runners.yaml")
+
 
 @pytest.fixture(scope="module")
 def catalog():
-    import os
-
-    from tests.conftest import REPO
-
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        return load_catalog(default_config_files(), default_runner_file())
-    finally:
-        os.chdir(cwd)
+    return load_catalog([FROZEN / "amd-master.yaml"], FROZEN / "runners.yaml")
 
 
 @pytest.mark.parametrize(("ss", "step", "expected"), [
@@ -123,7 +122,7 @@ def test_filters(catalog):
     assert count(seq_lens=["1k1k"]) == 7
     assert count(max_tp=4) == 7 + 4 + 2  # tp4 rows plus the two multi-node rows
     assert count(runner_types=["mi355x-disagg"]) == 2
-    assert count(precisions=["fp8"]) == 0
+    assert count(precisions=["fp4"]) == total
     assert count(frameworks=["sglang"]) == 5 + 4
     rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
                                        min_conc=100, max_conc=600))
@@ -134,7 +133,9 @@ def test_runner_node_filter(catalog):
     rows = generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
                                        runner_node_filter="_07"))
     assert [r["runner"] for r in rows] == ["mi355x-amds_07", "mi355x-amds_07"]
-    assert generate(catalog, Selection(runner_node_filter="nomatch")) == []
+    # a runner that exists but not under these keys' labels: an empty selection, no error
+    assert generate(catalog, Selection(config_keys=["dsv4-fp4-mi355x-atom-disagg"],
+                                       runner_node_filter="_00")) == []
 
 
 def test_conc_filter_keeps_only_listed_points(catalog):
@@ -150,6 +151,11 @@ def test_conc_filter_keeps_only_listed_points(catalog):
     ({"runner_types": ["h100"]}, "--runner-type 'h100' is not a label"),
     ({"config_keys": ["dsv4-fp4-mi355x-atom-disag"]}, "matches nothing"),
     ({"config_keys": ["llama*"]}, "matches nothing"),
+    ({"precisions": ["fp3"]}, "--precision 'fp3' matches no config in the catalog (did you "
+                              "mean 'fp4'?); valid: fp4"),
+    ({"frameworks": ["sglan"]}, "valid: atom, atom-disagg, sglang"),
+    ({"key_prefixes": ["llama"]}, "--model-prefix 'llama' matches no config"),
+    ({"runner_node_filter": "nomatch"}, "--runner-node-filter 'nomatch' is part of no runner"),
 ])
 def test_bad_selection(catalog, kw, text):
     with pytest.raises(InputError) as exc:
@@ -162,31 +168,65 @@ def test_keyed_rows_name_their_config(catalog):
     assert {k for k, _ in pairs} == {"dsv4-fp4-mi355x-sglang"}
 
 
-def test_cli_json_table_and_explain(run_cli, repo_root):
+def test_cli_json_table_and_explain(run_cli):
     code, out, err = run_cli("matrix", "test-config", "--config-keys", "dsv4-*-disagg",
-                             cwd=repo_root)
+                             *FROZEN_ARGS)
     assert code == 0, err
     assert len(json.loads(out)) == 2
-    code, out, _ = run_cli("matrix", "full-sweep", "--format", "table", "--multi-node")
+    code, out, _ = run_cli("matrix", "full-sweep", "--format", "table", "--multi-node",
+                           *FROZEN_ARGS)
     assert code == 0
     assert "2P(TP8 DPA)+1D(TP8 DPA)" in out and "256 512 768 1024 2048" in out
-    code, out, _ = run_cli("explain", "dsv4-fp4-mi355x-atom-disagg")
+    code, out, _ = run_cli("explain", "dsv4-fp4-mi355x-atom-disagg", *FROZEN_ARGS)
     assert code == 0
     assert "11 point(s) in 2 job(s)" in out
     assert "allocates 5 node(s)" in out
 
 
-def test_cli_accepts_argparse_style_lists(run_cli, repo_root):
+def test_cli_accepts_argparse_style_lists(run_cli):
     code, out, err = run_cli("matrix", "test-config", "--config-keys",
                              "dsv4-fp4-mi355x-sglang", "dsv4-fp4-mi355x-atom-disagg",
-                             "--conc", "8", "64", "--no-evals", cwd=repo_root)
+                             "--conc", "8", "64", "--no-evals", *FROZEN_ARGS)
     assert code == 0, err
     rows = json.loads(out)
     assert [r["conc"] for r in rows] == [8, 64, 64, [8, 64]]
 
 
-def test_cli_usage_errors(run_cli, repo_root):
-    code, _, err = run_cli("matrix", "full-sweep", "--no-evals", "--all-evals", cwd=repo_root)
+def test_cli_usage_errors(run_cli):
+    code, _, err = run_cli("matrix", "full-sweep", "--no-evals", "--all-evals", *FROZEN_ARGS)
     assert code == 2 and "--all-evals cannot be combined with --no-evals" in err
-    code, _, err = run_cli("matrix", "test-config", "--config-keys", "x*", cwd=repo_root)
+    code, _, err = run_cli("matrix", "test-config", "--config-keys", "x*", *FROZEN_ARGS)
     assert code == 1 and "matches nothing" in err
+
+
+def test_explain_a_glob_explains_every_matching_key_as_if_named_alone(run_cli):
+    code, out, err = run_cli("explain", "dsv4*atom*", *FROZEN_ARGS)
+    assert code == 0, err
+    keys = ["dsv4-fp4-mi355x-atom", "dsv4-fp4-mi355x-atom-mtp", "dsv4-fp4-mi355x-atom-disagg"]
+    assert out.startswith(f"3 config keys match 'dsv4*atom*': {', '.join(keys)}\n")
+    for key in keys:
+        _, alone, _ = run_cli("explain", key, *FROZEN_ARGS)
+        assert alone.strip() in out
+    code, _, err = run_cli("explain", "llama*", *FROZEN_ARGS)
+    assert code == 1 and "config key 'llama*' matches nothing" in err
+
+
+@pytest.mark.parametrize(("args", "text"), [
+    (["full-sweep", "--max-conc", "0"], "'--max-conc': 0 is not in the range x>=1"),
+    (["full-sweep", "--min-conc", "-4"], "'--min-conc': -4 is not in the range x>=1"),
+    (["full-sweep", "--max-tp", "0"], "'--max-tp': 0 is not in the range x>=1"),
+    (["full-sweep", "--max-ep", "0"], "'--max-ep': 0 is not in the range x>=1"),
+    (["full-sweep", "--step-size", "1"], "'--step-size': 1 is not in the range x>=2"),
+    (["full-sweep", "--seq-lens", "8k"], "'8k' is not a sequence family: use 1k1k, 8k1k"),
+    (["full-sweep", "--seq-lens", "0_1024"], "'0_1024' is not a sequence family"),
+    (["test-config", "--config-keys", "dsv4*", "--conc", "0"], "'--conc': 0 is not in the range"),
+])
+def test_option_ranges_are_checked_when_parsed(run_cli, args, text):
+    code, out, err = run_cli("matrix", *args, *FROZEN_ARGS)
+    assert code == 2, err
+    assert text in err and not out
+
+
+def test_a_valid_family_absent_from_the_catalog_is_not_an_error(run_cli):
+    code, out, err = run_cli("matrix", "full-sweep", "--seq-lens", "2048_1024", *FROZEN_ARGS)
+    assert code == 0 and json.loads(out) == [] and "no rows" in err
