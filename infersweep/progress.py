@@ -30,13 +30,14 @@ def option(*aliases: str):
 
 
 class _Plain:
-    """One line per tenth of the work (and at the end)."""
+    """One line per tenth of the work, and the final counts."""
 
     def __init__(self, total: int, label: str, stream: TextIO):
         self.total, self.label, self.stream = max(total, 1), label, stream
         self.t0 = time.monotonic()
         self.last_tenth = -1
         self.last = (0, 0)
+        self.printed = None
 
     def update(self, done: int, failed: int = 0) -> None:
         self.last = (done, failed)
@@ -46,13 +47,14 @@ class _Plain:
             self._line(done, failed)
 
     def _line(self, done: int, failed: int) -> None:
+        self.printed = (done, failed)
         el = time.monotonic() - self.t0
         self.stream.write(f"progress: {done + failed}/{self.total} {self.label} "
                           f"({failed} failed) after {el:.1f}s\n")
         self.stream.flush()
 
     def close(self) -> None:
-        if self.last_tenth < 10:
+        if self.printed != self.last:  # the final counts, once
             self._line(*self.last)
 
 

@@ -18,7 +18,7 @@ import stat
 import tempfile
 from dataclasses import dataclass
 
-from infersweep.diagnostics import InputError
+from infersweep.diagnostics import Diagnostic, InputError
 
 RECORDS_SUFFIX = ".records.jsonl"
 INTERRUPTED = ".interrupted"
@@ -48,56 +48,71 @@ def targets(result_dir: str | None, filename: str, save_records: bool) -> Target
     return Targets(path, records)
 
 
-def preflight(t: Targets, what: str) -> None:
+def preflight(t: Targets) -> None:
     """Raise one InputError listing every reason the run could not write ``t``."""
-    errs: list[str] = []
-    probed: set[str] = set()
+    errs: list[Diagnostic] = []
+    folders: dict[str, str | None] = {}
     for path in t.all():
-        msg = _check(path, probed)
-        if msg and msg not in errs:
-            errs.append(f"{what}: {msg}" if not msg.startswith("--") else msg)
+        path = os.path.abspath(path)
+        folder = os.path.dirname(path)
+        if folder not in folders:
+            folders[folder] = _check_folder(folder)
+            if folders[folder]:
+                errs.append(Diagnostic("--result-dir", 0, 0, folders[folder]))
+        if folders[folder]:
+            continue
+        msg = _check_file(path, _name_max(_existing(folder)))
+        if msg:
+            errs.append(Diagnostic("--result-filename", 0, 0, msg))
+            break  # the other names only add suffixes to the same problem
     if errs:
-        raise InputError(errs if len(errs) > 1 else errs[0])
+        raise InputError(errs)
 
 
-def _check(path: str, probed: set[str]) -> str | None:
-    path = os.path.abspath(path)
-    if len(os.fsencode(path)) >= _path_max():
-        return f"{path!r} is longer than the system allows ({_path_max() - 1} bytes)"
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        st = None  # reported below for the component that is a file
-    except OSError as exc:
-        return f"cannot use {path}: {exc.strerror}"
-    if st is not None and not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        return f"{path} is {kind}; the result must be a file it can replace (choose another " \
-               "--result-filename or --result-dir)"
-    # the nearest folder that exists, and the ones that will be created below it
-    folder = os.path.dirname(path)
-    missing = []
+def _existing(folder: str) -> str:
     while not os.path.lexists(folder):
-        missing.append(os.path.basename(folder))
         folder = os.path.dirname(folder)
-    if not os.path.isdir(folder):
-        return f"{folder} is a file, not a folder, so {path} cannot be created " \
-               "(choose another --result-dir)"
-    name_max = _name_max(folder)
-    for part in missing:
+    return folder
+
+
+def _check_folder(folder: str) -> str | None:
+    """Can files be created in ``folder`` (creating it and its parents as needed)?"""
+    if len(os.fsencode(folder)) >= _path_max():
+        return f"{folder[:60]!r}... is longer than the system allows ({_path_max() - 1} bytes)"
+    base = _existing(folder)
+    if not os.path.isdir(base):
+        return (f"{base} is {'a file' if os.path.exists(base) else 'a broken link'}, not a "
+                f"folder, so {folder} cannot be created (choose another --result-dir)")
+    name_max = _name_max(base)
+    rest = os.path.relpath(folder, base)
+    for part in ([] if rest == "." else rest.split(os.sep)):
         if len(os.fsencode(part)) > name_max:
             return f"folder name {part[:40]!r}... is longer than {name_max} bytes"
+    err = _probe(base)
+    if err:
+        return f"cannot create files in {base}: {err} (choose another --result-dir)"
+    return None
+
+
+def _check_file(path: str, name_max: int) -> str | None:
+    if len(os.fsencode(path)) >= _path_max():
+        return f"{path[:60]!r}... is longer than the system allows ({_path_max() - 1} bytes)"
     name = os.path.basename(path)
     if len(os.fsencode(name)) + _TEMP_EXTRA > name_max:
-        return (f"file name {name[:40]!r}... is too long: {len(os.fsencode(name))} bytes, at "
-                f"most {name_max - _TEMP_EXTRA} (choose a shorter --result-filename)")
-    if folder not in probed:
-        probed.add(folder)
-        err = _probe(folder)
-        if err:
-            return f"cannot create files in {folder}: {err} (choose another --result-dir)"
+        short = name if len(name) <= 60 else name[:30] + "..." + name[-27:]
+        return (f"the result file name is too long: the run writes {short} "
+                f"({len(os.fsencode(name))} bytes, {_TEMP_EXTRA} more while writing it) and the "
+                f"file system allows {name_max} (choose a shorter --result-filename)")
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"cannot use {path}: {exc.strerror}"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        return (f"{path} is {kind}; the run writes a new file there (choose another "
+                "--result-filename or --result-dir)")
     return None
 
 

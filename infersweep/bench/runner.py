@@ -169,7 +169,7 @@ def run(a: BenchArgs) -> int:
         name = a.result_filename or result.default_filename(
             a.backend, a.request_rate, a.max_concurrency, a.model, result.now_date())
         targets = outputs.targets(a.result_dir, name, a.save_records)
-        outputs.preflight(targets, "--result-dir/--result-filename")
+        outputs.preflight(targets)
 
     with SignalGuard() as guard:
         try:
@@ -267,6 +267,8 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
                 bar.update(shared.completed.value, shared.failed.value)
         except Interrupted as exc:
             interrupted = exc
+            if shared.t0_ns.value > 0:
+                interrupted.at_s = max(0.0, (time.monotonic_ns() - shared.t0_ns.value) / 1e9)
             guard.defer()
             _note(f"interrupted by {exc.name}: stopping the client workers")
             _stop_workers(procs, shared)
@@ -279,11 +281,14 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
             interrupted)
         if interrupted is None:
             _print_summary(out, summary, errors, client)
-        else:
+        elif hasattr(interrupted, "at_s"):
             _note(f"partial run: {summary['completed']} requests completed, "
                   f"{len(records) - summary['completed']} failed, "
                   f"{a.num_prompts - len(records)} not finished when it was stopped")
-        if targets is not None:
+        started = interrupted is None or hasattr(interrupted, "at_s")
+        if not started:
+            _note("stopped before the measured window started: nothing written")
+        if targets is not None and started:
             dest = targets if interrupted is None else targets.interrupted()
             meta = records_file.meta_line(num_prompts=a.num_prompts, duration=duration,
                                           chat=chat, selected=selected, percentiles=pcts,
@@ -362,7 +367,8 @@ def _stop_workers(procs, shared) -> None:
 def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
               interrupted):
     last_end = max((r["end_s"] for r in records), default=0.0)
-    duration = max(last_end, 1e-9)
+    # an interrupted run's window lasts until the stop, not until its last finished request
+    duration = max(last_end, getattr(interrupted, "at_s", 0.0), 1e-9)
     end_unix = start_unix + duration
     summary = metrics.summarize(records, a.num_prompts, duration, chat=chat, selected=selected,
                                 percentiles=pcts, goodput=goodput or None)
