@@ -303,12 +303,19 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
                 keep_tmp = True
                 for e in done.errors:
                     click.echo(f"error: {e}", err=True)
-                kept = ", ".join(done.kept) if done.kept else \
-                    f"{tmp} (part-*.jsonl, one file per worker, without the meta line)"
-                click.echo(f"error: the run finished but its outputs could not all be written; "
-                           f"kept in: {kept}. `infersweep bench recompute "
-                           f"<records.jsonl>` recomputes the summary from the records; "
-                           "free space or fix the folder, then move them into place", err=True)
+                kept = list(done.kept)
+                if dest.records and done.records is None and not any(
+                        k.endswith(outputs.RECORDS_SUFFIX) for k in kept):
+                    # not even a scratch copy fitted: the workers' own files are the records
+                    head = os.path.join(tmp, "records-meta.jsonl")
+                    with contextlib.suppress(OSError):
+                        records_file.write(head, meta, [])
+                    kept.append(f"the records as {tmp}/part-*.jsonl (rebuild the records file "
+                                f"with: cat {head} {tmp}/part-*.jsonl > "
+                                f"{os.path.basename(dest.records)})")
+                click.echo("error: the run finished but its outputs could not all be written; "
+                           f"kept in: {', '.join(kept)}. `infersweep bench recompute "
+                           "<records.jsonl>` recomputes the summary from the records", err=True)
                 return 1
         if interrupted is not None:
             return interrupted.exit_code
