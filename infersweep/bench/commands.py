@@ -76,7 +76,7 @@ def bench():
               help="Requests sent before the measured window starts (not counted).")
 @click.option("--max-concurrency", type=POSITIVE_INT, default=None)
 @click.option("--request-rate", type=positive_float(allow_inf=True), default="inf",
-              show_default=True,
+              show_default=True, metavar="FLOAT|inf",
               help="Requests/s (gamma/Poisson arrivals) or inf.")
 @click.option("--burstiness", type=positive_float(), default=1.0, show_default=True)
 @click.option("--ignore-eos", is_flag=True)
