@@ -231,6 +231,7 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
         schedule = dataset.arrival_times(a.num_prompts, a.request_rate, a.burstiness, a.seed).tolist()
     tmp = tempfile.mkdtemp(prefix="infersweep-bench-")
     keep_tmp = False
+    procs: list = []
     try:
         spec = WorkerSpec(host=host, port=port,
                           path=urlsplit(a.base_url).path.rstrip("/") + a.endpoint,
@@ -329,6 +330,10 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
             return 2
         return 0
     finally:
+        for p in procs:  # on any error: no worker outlives the run
+            if p.is_alive():
+                p.kill()
+                p.join()
         if not keep_tmp:
             shutil.rmtree(tmp, ignore_errors=True)
 
