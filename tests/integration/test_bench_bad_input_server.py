@@ -32,6 +32,32 @@ def _swap_result_dir_for_a_file(out: Path, sim: Sim) -> None:
     out.write_text("not a folder any more")
 
 
+def _immutable(path: Path, on: bool) -> bool:
+    flag = "+i" if on else "-i"
+    return shutil.which("chattr") is not None and subprocess.run(
+        ["chattr", flag, str(path)], capture_output=True).returncode == 0
+
+
+def _make_result_dir_read_only_mid_run(out: Path, sim: Sim) -> None:
+    """The result folder exists and passes the pre-run check, then becomes read-only for
+    everyone, root included (the immutable attribute), while the run goes."""
+    end = time.monotonic() + 30
+    while json.loads(sim.get("/debug/stats"))["requests"] < 4:
+        assert time.monotonic() < end
+        time.sleep(0.05)
+    assert _immutable(out, True)
+
+
+def _can_make_immutable(tmp: Path) -> bool:
+    probe = tmp / "immutable-probe"
+    probe.mkdir()
+    ok = _immutable(probe, True)
+    if ok:
+        _immutable(probe, False)
+    probe.rmdir()
+    return ok
+
+
 def _file_size_limit(limit: int):
     """A real write failure at the end (EFBIG, as on a full disk) for files over ``limit``:
     the workers' part files fit, the merged records file does not."""
@@ -53,6 +79,8 @@ class Case:
     preexec: object = None
     absent: list[str] = field(default_factory=list)   # under the result folder
     kept: bool = False            # the outputs must be kept in a named scratch folder
+    result_dir_exists: bool = False
+    needs_immutable: bool = False  # chattr +i (root on ext4 and the like), else skipped
 
 
 CASES = [
@@ -60,6 +88,11 @@ CASES = [
          ["--num-prompts", "16", "--max-concurrency", "8"], 1,
          "outputs could not all be written; kept in", stage=_swap_result_dir_for_a_file,
          kept=True),
+    Case("result-folder-made-read-only-mid-run",
+         ["--num-prompts", "16", "--max-concurrency", "8"], 1,
+         "outputs could not all be written; kept in", stage=_make_result_dir_read_only_mid_run,
+         kept=True, result_dir_exists=True, needs_immutable=True,
+         absent=["res.json", "res.records.jsonl"]),
     Case("file-system-refuses-the-records-at-the-end",
          ["--num-prompts", "64", "--max-concurrency", "32", "--num-workers", "2"], 1,
          "File too large", preexec=_file_size_limit(40_000), absent=["res.records.jsonl"],
@@ -76,10 +109,14 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_bench_fails_cleanly_with_a_server(case, tmp_path):
-    sim = Sim(*case.sim)
+    if case.needs_immutable and not _can_make_immutable(tmp_path):
+        pytest.skip("cannot set the immutable attribute here (needs root and chattr)")
     scratch = tmp_path / "tmpdir"
     scratch.mkdir()
     out = tmp_path / "out"
+    if case.result_dir_exists:
+        out.mkdir()
+    sim = Sim(*case.sim)
     args = ["--model", "m", "--random-input-len", "16", "--random-output-len", "100",
             "--ignore-eos", *case.bench]
     if args.count("--model") > 1:
@@ -95,6 +132,8 @@ def test_bench_fails_cleanly_with_a_server(case, tmp_path):
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         sim.stop()
+        if case.needs_immutable:
+            _immutable(out, False)
     output = stdout + stderr
     assert "Traceback" not in output, output
     assert proc.returncode == case.exit, output
