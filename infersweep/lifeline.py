@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -44,7 +43,7 @@ class Interrupted(BaseException):
 def die_with_parent(parent_pid: int) -> None:
     """Call first thing in a forked child: the child is killed when ``parent_pid`` exits."""
     if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the process' own symbols: libc's prctl
         if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             _watch_parent(parent_pid)
     else:  # pragma: no cover - exercised on macOS only

@@ -165,15 +165,16 @@ def run(a: BenchArgs) -> int:
     _, host, port = options.base_url(a.base_url)
     url = a.base_url.rstrip("/") + a.endpoint
     targets = None
+    date = result.now_date()  # one stamp for the result's "date" and its default file name
     if a.save_result:  # every output path is checked before the first request
         name = a.result_filename or result.default_filename(
-            a.backend, a.request_rate, a.max_concurrency, a.model, result.now_date())
+            a.backend, a.request_rate, a.max_concurrency, a.model, date)
         targets = outputs.targets(a.result_dir, name, a.save_records)
         outputs.preflight(targets)
 
     with SignalGuard() as guard:
         try:
-            return _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets)
+            return _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date)
         except Interrupted as exc:
             _note(f"interrupted by {exc.name} before the measured run started; nothing written")
             return exc.exit_code
@@ -213,7 +214,7 @@ def _prepare(a: BenchArgs, chat: bool):
     return mode, vocab, common, work, warm
 
 
-def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> int:
+def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date) -> int:
     mode, vocab, common, work, warm = _prepare(a, chat)
 
     # ---- readiness ----
@@ -279,7 +280,7 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets) -> i
         records, lines, metas = _collect(tmp, w)
         out, summary, errors, client, duration = _assemble(
             a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
-            interrupted)
+            interrupted, date)
         if interrupted is None:
             _print_summary(out, summary, errors, client)
         elif hasattr(interrupted, "at_s"):
@@ -377,7 +378,7 @@ def _stop_workers(procs, shared) -> None:
 
 
 def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
-              interrupted):
+              interrupted, date):
     last_end = max((r["end_s"] for r in records), default=0.0)
     # an interrupted run's window lasts until the stop, not until its last finished request
     duration = max(last_end, getattr(interrupted, "at_s", 0.0), 1e-9)
@@ -404,7 +405,7 @@ def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat
         extras["interrupted"] = {"signal": interrupted.name, "finished": len(records),
                                  "not_finished": a.num_prompts - len(records)}
     out = result.build(args=a, summary=summary, input_lens=input_lens, output_lens=output_lens,
-                       start_unix=start_unix, end_unix=end_unix, date=result.now_date(),
+                       start_unix=start_unix, end_unix=end_unix, date=date,
                        extras=extras)
     if a.save_detailed:
         ok = [r for r in records if r["ok"]]

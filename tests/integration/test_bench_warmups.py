@@ -51,3 +51,19 @@ def test_more_workers_than_concurrency_keep_the_budget(sim, tmp_path):
     assert "using 2" in p.stderr
     assert json.loads(s.get("/debug/stats"))["peak_inflight"] <= 2  # the whole fleet's cap
     assert r["completed"] == 24 and r["infersweep"]["client"]["workers"] == 2
+
+
+def test_default_file_name_carries_the_results_date(sim, tmp_path):
+    import subprocess
+    import sys
+
+    s = sim("--fixed-ttft-ms", "5", "--fixed-itl-ms", "2")
+    p = subprocess.run([sys.executable, "-m", "infersweep", "bench", "serve", "--base-url", s.url,
+                        "--model", "org/m", "--served-model-name", "m", "--random-input-len", "8", "--random-output-len", "4",
+                        "--num-prompts", "4", "--no-probe", "--save-result", "--result-dir",
+                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    (res,) = [f for f in tmp_path.iterdir() if not f.name.endswith(".records.jsonl")]
+    r = json.loads(res.read_text())
+    assert res.name == f"openai-infqps-m-{r['date']}.json"
+    assert (tmp_path / f"openai-infqps-m-{r['date']}.records.jsonl").is_file()
