@@ -358,7 +358,7 @@ def _await_ready(procs, shared, w: int, tmp: str) -> None:
                     why.append(f"exit code {procs[k].exitcode}")
             raise InputError(f"client worker(s) {', '.join(map(str, dead))} failed before the "
                              f"measured run started ({'; '.join(why)})")
-        time.sleep(0.002)
+        time.sleep(0.005)
 
 
 def _stop_workers(procs, shared) -> None:

@@ -104,7 +104,7 @@ class Worker:
             with self.shared.ready.get_lock():
                 self.shared.ready.value += 1
             while (t0 := self.shared.t0_ns.value) == 0:
-                await asyncio.sleep(0.001)
+                await asyncio.sleep(0.002)  # t0 is published 20 ms ahead: ample
             if t0 < 0:  # the parent called the run off (interrupted, or a worker failed)
                 self.stopped = signal.SIGTERM
                 raise asyncio.CancelledError
