@@ -1,7 +1,7 @@
 """The ``infersweep`` command line: a click group whose commands are thin calls into stages.
 
 Sub-commands are imported lazily so that ``infersweep matrix`` does not pay for the
-benchmark client's imports (aiohttp, numpy) and stays fast in a fresh process.
+benchmark client's imports (numpy, uvloop) and stays fast in a fresh process.
 """
 
 from __future__ import annotations

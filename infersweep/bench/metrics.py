@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-METRICS = ("ttft", "tpot", "itl", "e2el")
+from infersweep.bench.options import METRICS  # one list of metric names (options needs no numpy)
 
 
 @dataclass

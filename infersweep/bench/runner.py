@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing as mp
+import multiprocessing.connection
 import os
-import sys
+import shutil
+import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -15,12 +18,14 @@ import click
 import numpy as np
 import orjson
 
-from infersweep.atomic import atomic_writer
-from infersweep.bench import dataset, httpconn, metrics, probe, result
+from infersweep import progress
+from infersweep.bench import dataset, httpconn, metrics, options, outputs, probe, result
+from infersweep.bench import records as records_file
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
 from infersweep.bench.worker import Shared, WorkerSpec, worker_main
 from infersweep.bench.workload import Workload, auth_headers
 from infersweep.diagnostics import InputError
+from infersweep.lifeline import Interrupted, SignalGuard, blocked
 
 LAG_WARN_MS = 10.0
 CPU_WARN = 0.9
@@ -63,11 +68,13 @@ class BenchArgs:
     ready_timeout: float = 60.0
     probe: bool = True
     max_failed_fraction: float = 0.05
-    disable_tqdm: bool = False
+    no_progress: bool = False
     timestamp_source: str = "auto"
 
 
 def validate(a: BenchArgs) -> None:
+    """Every argument check, before anything is sent (the CLI does the range checks at parse
+    time too; these guard the Python API and the checks that involve several options)."""
     errs = []
     if a.num_prompts <= 0:
         errs.append(f"--num-prompts must be at least 1 (got {a.num_prompts})")
@@ -84,33 +91,57 @@ def validate(a: BenchArgs) -> None:
         errs.append("--max-concurrency must be positive")
     if not (a.request_rate > 0):
         errs.append("--request-rate must be positive or inf")
-    if a.burstiness <= 0:
-        errs.append("--burstiness must be positive")
+    if not (a.burstiness > 0 and math.isfinite(a.burstiness)):
+        errs.append("--burstiness must be a positive number")
     if not (0 <= a.max_failed_fraction <= 1):
         errs.append("--max-failed-fraction must be in [0, 1]")
+    if a.num_workers < 0:
+        errs.append(f"--num-workers must be 0 (auto) or more (got {a.num_workers})")
+    if a.seed < 0:
+        errs.append(f"--seed must be 0 or more (got {a.seed})")
+    if a.vocab_size <= 0:
+        errs.append(f"--vocab-size must be positive (got {a.vocab_size})")
+    for name in ("request_timeout", "idle_timeout", "ready_timeout"):
+        v = getattr(a, name)
+        if not (math.isfinite(v) and v > 0):
+            errs.append(f"--{name.replace('_', '-')} must be a positive, finite number of "
+                        f"seconds (got {v})")
     if a.timestamp_source not in httpconn.TIMESTAMP_MODES:
         errs.append(f"--timestamp-source must be one of {', '.join(httpconn.TIMESTAMP_MODES)}")
     elif a.timestamp_source == "kernel" and not httpconn.kernel_timestamps_available():
         errs.append("--timestamp-source kernel: this platform gives no kernel receive "
                     "timestamps on TCP sockets (use auto or user)")
-    u = urlsplit(a.base_url)
-    if u.scheme != "http" or not u.hostname:
-        errs.append(f"--base-url must be http://host:port (got {a.base_url!r}); https is not supported")
+    for flag, parse, value in (("--base-url", options.base_url, a.base_url),
+                               ("--endpoint", options.endpoint, a.endpoint),
+                               ("--percentile-metrics", options.percentile_metrics,
+                                a.percentile_metrics),
+                               ("--metric-percentiles", options.metric_percentiles,
+                                a.metric_percentiles),
+                               ("--goodput", options.goodput, a.goodput),
+                               ("--metadata", options.metadata, a.metadata)):
+        try:
+            parse(value)
+        except ValueError as exc:
+            errs.append(f"{flag} {exc}")
     if errs:
         raise InputError(errs if len(errs) > 1 else errs[0])
-
-
-def parse_list(text: str, what: str, conv) -> list:
-    try:
-        return [conv(x) for x in text.split(",") if x.strip()]
-    except ValueError as exc:
-        raise InputError(f"{what}: cannot parse {text!r}") from exc
 
 
 def auto_workers(a: BenchArgs) -> int:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     c = a.max_concurrency or a.num_prompts
     return max(1, min(cores or 1, math.ceil(c / 1024), a.num_prompts))
+
+
+def worker_count(a: BenchArgs) -> int:
+    """--num-workers (or auto), at most one per concurrency slot and per prompt: a worker
+    with an empty slice of the concurrency budget would have no cap at all."""
+    if not a.num_workers:
+        return auto_workers(a)
+    cap = min(a.max_concurrency or a.num_prompts, a.num_prompts)
+    if a.num_workers > cap:
+        _note(f"--num-workers {a.num_workers} is more than there is work for: using {cap}")
+    return min(a.num_workers, cap)
 
 
 def slices(total: int | None, w: int, n: int) -> list[int]:
@@ -120,28 +151,36 @@ def slices(total: int | None, w: int, n: int) -> list[int]:
     return [base + (1 if k < rem else 0) for k in range(w)]
 
 
-def run(a: BenchArgs) -> int:
-    validate(a)
-    selected = parse_list(a.percentile_metrics, "--percentile-metrics", str.strip)
-    for m in selected:
-        if m not in metrics.METRICS:
-            raise InputError(f"--percentile-metrics: unknown metric {m!r} (ttft, tpot, itl, e2el)")
-    pcts = parse_list(a.metric_percentiles, "--metric-percentiles", float)
-    goodput = {}
-    for g in a.goodput:
-        k, _, v = g.partition(":")
-        if k not in ("ttft", "tpot", "e2el"):
-            raise InputError(f"--goodput {g!r}: key must be ttft, tpot or e2el")
-        goodput[k] = float(v)
-    chat = a.backend == "openai-chat" or a.endpoint.rstrip("/").endswith("chat/completions")
-    if not a.endpoint.rstrip("/").endswith("completions"):
-        raise InputError(f"--endpoint {a.endpoint!r}: expected a /v1/completions or "
-                         "/v1/chat/completions path")
-    u = urlsplit(a.base_url)
-    host, port = u.hostname, u.port or 80
-    url = a.base_url.rstrip("/") + a.endpoint
+STOP_GRACE_S = 5.0  # how long stopped workers get to write their records before a kill
 
-    # ---- workload (identical for any worker count) ----
+
+def run(a: BenchArgs) -> int:
+    """Run the benchmark; the exit code: 0, 2 (too many failed requests), 1 (the outputs
+    could not be written; they are kept in a named folder), or 128+N after signal N."""
+    validate(a)
+    selected = options.percentile_metrics(a.percentile_metrics)
+    pcts = options.metric_percentiles(a.metric_percentiles)
+    goodput = options.goodput(a.goodput)
+    chat = a.backend == "openai-chat" or a.endpoint.rstrip("/").endswith("chat/completions")
+    _, host, port = options.base_url(a.base_url)
+    url = a.base_url.rstrip("/") + a.endpoint
+    targets = None
+    date = result.now_date()  # one stamp for the result's "date" and its default file name
+    if a.save_result:  # every output path is checked before the first request
+        name = a.result_filename or result.default_filename(
+            a.backend, a.request_rate, a.max_concurrency, a.model, date)
+        targets = outputs.targets(a.result_dir, name, a.save_records)
+        outputs.preflight(targets)
+
+    with SignalGuard() as guard:
+        try:
+            return _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date)
+        except Interrupted as exc:
+            _note(f"interrupted by {exc.name} before the measured run started; nothing written")
+            return exc.exit_code
+
+
+def _prepare(a: BenchArgs, chat: bool):
     tok = None
     mode = a.prompt_format
     if mode in ("auto", "text") and is_local(a.tokenizer):
@@ -169,10 +208,14 @@ def run(a: BenchArgs) -> int:
         work.texts, work.text_lens = render_texts(tok, plan, a.seed)
         if warm:
             warm.texts, warm.text_lens = render_texts(tok, warm_plan, a.seed + 1)
-
     work.prebuild()
     if warm:
         warm.prebuild()
+    return mode, vocab, common, work, warm
+
+
+def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date) -> int:
+    mode, vocab, common, work, warm = _prepare(a, chat)
 
     # ---- readiness ----
     if a.probe:
@@ -183,49 +226,166 @@ def run(a: BenchArgs) -> int:
         _note(f"server ready ({which} answered; test request streamed and reported usage)")
 
     # ---- workers ----
-    w = a.num_workers or auto_workers(a)
+    w = worker_count(a)
     schedule = None
     if not math.isinf(a.request_rate):
         schedule = dataset.arrival_times(a.num_prompts, a.request_rate, a.burstiness, a.seed).tolist()
     tmp = tempfile.mkdtemp(prefix="infersweep-bench-")
-    spec = WorkerSpec(host=host, port=port, path=u.path.rstrip("/") + a.endpoint,
-                      num_workers=w,
-                      concurrency_slices=slices(a.max_concurrency, w, a.num_prompts)
-                      if schedule is None or a.max_concurrency else [0] * w,
-                      schedule=schedule, request_timeout=a.request_timeout,
-                      idle_timeout=a.idle_timeout, keep_text=a.save_detailed, records_dir=tmp,
-                      timestamp_source=a.timestamp_source)
-    ctx = mp.get_context("fork")
-    shared = Shared(ctx, w)
-    procs = [ctx.Process(target=worker_main, args=(k, spec, work, warm, shared), daemon=True)
-             for k in range(w)]
-    for p in procs:
-        p.start()
-    if a.num_warmups:
-        _note(f"{a.num_warmups} warm-up requests")
+    keep_tmp = False
+    procs: list = []
     try:
-        shared.t0_ns.value = time.monotonic_ns() + 20_000_000
-        start_unix = time.time() + 0.02
-        shared.barrier.wait(timeout=max(600.0, a.request_timeout))
-    except Exception as exc:  # BrokenBarrierError: a worker died during warm-up
+        spec = WorkerSpec(host=host, port=port,
+                          path=urlsplit(a.base_url).path.rstrip("/") + a.endpoint,
+                          num_workers=w,
+                          concurrency_slices=slices(a.max_concurrency, w, a.num_prompts)
+                          if schedule is None or a.max_concurrency else [0] * w,
+                          schedule=schedule, request_timeout=a.request_timeout,
+                          idle_timeout=a.idle_timeout, keep_text=a.save_detailed,
+                          records_dir=tmp, timestamp_source=a.timestamp_source)
+        ctx = mp.get_context("fork")
+        shared = Shared(ctx, w)
+        me = os.getpid()
+        procs = [ctx.Process(target=worker_main, args=(k, spec, work, warm, shared, me),
+                             daemon=True) for k in range(w)]
+        interrupted = None
+        start_unix = time.time()
+        try:
+            with blocked():  # a child installs its own handlers before it sees a signal
+                for p in procs:
+                    p.start()
+            if a.num_warmups:
+                _note(f"{a.num_warmups} warm-up requests (not measured)")
+            _await_ready(procs, shared, w, tmp)
+            # every worker has finished its warm-ups: the measured window starts now
+            lead_ns = 20_000_000
+            start_unix = time.time() + lead_ns / 1e9
+            shared.t0_ns.value = time.monotonic_ns() + lead_ns
+            _note(f"{a.num_prompts} requests, {w} worker process(es), "
+                  f"max concurrency {a.max_concurrency or 'unlimited'}, rate {a.request_rate}")
+            with progress.bar(a.num_prompts, "requests", enabled=not a.no_progress) as bar:
+                while alive := [p.sentinel for p in procs if p.is_alive()]:
+                    bar.update(shared.completed.value, shared.failed.value)
+                    mp.connection.wait(alive, timeout=0.5)
+                bar.update(shared.completed.value, shared.failed.value)
+        except Interrupted as exc:
+            interrupted = exc
+            if shared.t0_ns.value > 0:
+                interrupted.at_s = max(0.0, (time.monotonic_ns() - shared.t0_ns.value) / 1e9)
+            guard.defer()
+            _note(f"interrupted by {exc.name}: stopping the client workers")
+            _stop_workers(procs, shared)
+        guard.defer()  # from here on a signal only changes the exit code
         for p in procs:
-            p.kill()
-        raise InputError(f"a client worker failed before the run started ({exc})") from exc
-    t0 = shared.t0_ns.value
-    _note(f"{a.num_prompts} requests, {w} worker process(es), "
-          f"max concurrency {a.max_concurrency or 'unlimited'}, rate {a.request_rate}")
-    _progress(procs, shared, a.num_prompts, a.disable_tqdm)
+            p.join()
+        records, lines, metas = _collect(tmp, w)
+        out, summary, errors, client, duration = _assemble(
+            a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
+            interrupted, date)
+        if interrupted is None:
+            _print_summary(out, summary, errors, client)
+        elif hasattr(interrupted, "at_s"):
+            _note(f"partial run: {summary['completed']} requests completed, "
+                  f"{len(records) - summary['completed']} failed, "
+                  f"{a.num_prompts - len(records)} not finished when it was stopped")
+        started = interrupted is None or hasattr(interrupted, "at_s")
+        if not started:
+            _note("stopped before the measured window started: nothing written")
+        if targets is not None and started:
+            dest = targets if interrupted is None else targets.interrupted()
+            meta = records_file.meta_line(num_prompts=a.num_prompts, duration=duration,
+                                          chat=chat, selected=selected, percentiles=pcts,
+                                          **({"interrupted": interrupted.name}
+                                             if interrupted else {}))
+            done = outputs.write(dest, lambda p: result.write(p, out),
+                                 lambda p: records_file.write(p, meta, lines), tmp)
+            for path, what in ((done.result, "result"), (done.records, "per-request records")):
+                if path:
+                    _note(f"{what} written to {path}")
+            if done.errors:
+                keep_tmp = True
+                for e in done.errors:
+                    click.echo(f"error: {e}", err=True)
+                kept = list(done.kept)
+                if dest.records and done.records is None and not any(
+                        k.endswith(outputs.RECORDS_SUFFIX) for k in kept):
+                    # not even a scratch copy fitted: the workers' own files are the records
+                    head = os.path.join(tmp, "records-meta.jsonl")
+                    with contextlib.suppress(OSError):
+                        records_file.write(head, meta, [])
+                    kept.append(f"the records as {tmp}/part-*.jsonl (rebuild the records file "
+                                f"with: cat {head} {tmp}/part-*.jsonl > "
+                                f"{os.path.basename(dest.records)})")
+                click.echo("error: the run finished but its outputs could not all be written; "
+                           f"kept in: {', '.join(kept)}. `infersweep bench recompute "
+                           "<records.jsonl>` recomputes the summary from the records", err=True)
+                return 1
+        if interrupted is not None:
+            return interrupted.exit_code
+        if guard.exit_code:
+            return guard.exit_code
+        frac = 1 - summary["completed"] / a.num_prompts
+        if frac > a.max_failed_fraction:
+            click.echo(f"error: {a.num_prompts - summary['completed']} of {a.num_prompts} requests "
+                       f"failed ({frac:.1%} > --max-failed-fraction {a.max_failed_fraction:.0%}): "
+                       + ", ".join(f"{k}={v}" for k, v in errors.items()), err=True)
+            return 2
+        return 0
+    finally:
+        for p in procs:  # on any error: no worker outlives the run
+            if p.is_alive():
+                p.kill()
+                p.join()
+        if not keep_tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _await_ready(procs, shared, w: int, tmp: str) -> None:
+    """Wait until every worker has finished its warm-ups (or one of them has died)."""
+    while shared.ready.value < w:
+        dead = [k for k, p in enumerate(procs) if not p.is_alive()]
+        if dead:
+            shared.t0_ns.value = -1  # release the others
+            for p in procs:
+                p.join(STOP_GRACE_S)
+                if p.is_alive():
+                    p.kill()
+            why = []
+            for k in dead:
+                try:
+                    with open(os.path.join(tmp, f"meta-{k}.json"), "rb") as f:
+                        why.append(orjson.loads(f.read()).get("fatal") or "exited")
+                except (OSError, ValueError):
+                    why.append(f"exit code {procs[k].exitcode}")
+            raise InputError(f"client worker(s) {', '.join(map(str, dead))} failed before the "
+                             f"measured run started ({'; '.join(why)})")
+        time.sleep(0.005)
+
+
+def _stop_workers(procs, shared) -> None:
+    """Ask every worker to stop (they keep the requests they finished), then make sure."""
+    shared.t0_ns.value = -1  # workers still waiting to start give up
     for p in procs:
-        p.join()
-    end_ns = time.monotonic_ns()
-    # ---- merge ----
-    records, metas = _collect(tmp, w)
-    last_end = max((r["end_s"] for r in records), default=(end_ns - t0) / 1e9)
-    duration = max(last_end, 1e-9)
+        if p.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGTERM)
+    end = time.monotonic() + STOP_GRACE_S
+    for p in procs:
+        p.join(max(0.0, end - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
+def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
+              interrupted, date):
+    last_end = max((r["end_s"] for r in records), default=0.0)
+    # an interrupted run's window lasts until the stop, not until its last finished request
+    duration = max(last_end, getattr(interrupted, "at_s", 0.0), 1e-9)
     end_unix = start_unix + duration
     summary = metrics.summarize(records, a.num_prompts, duration, chat=chat, selected=selected,
                                 percentiles=pcts, goodput=goodput or None)
-    client = _client_health(metas, summary)
+    client = _client_health(metas, summary, quiet_interrupted=interrupted is not None)
     errors = metrics.error_counts(records)
     by_id = {r["id"]: r for r in records}
     input_lens = [work.prompt_len(i) for i in range(a.num_prompts)]
@@ -241,9 +401,12 @@ def run(a: BenchArgs) -> int:
         "errors": errors, "client": client,
         "server_prompt_token_mismatches": len(mism),
     }
-    date = result.now_date()
+    if interrupted is not None:
+        extras["interrupted"] = {"signal": interrupted.name, "finished": len(records),
+                                 "not_finished": a.num_prompts - len(records)}
     out = result.build(args=a, summary=summary, input_lens=input_lens, output_lens=output_lens,
-                       start_unix=start_unix, end_unix=end_unix, date=date, extras=extras)
+                       start_unix=start_unix, end_unix=end_unix, date=date,
+                       extras=extras)
     if a.save_detailed:
         ok = [r for r in records if r["ok"]]
         per = [metrics.request_metrics(r, chat) for r in ok]
@@ -251,44 +414,25 @@ def run(a: BenchArgs) -> int:
         out["itls"] = [m.chunk_gaps for m in per]
         out["generated_texts"] = [r.get("text", "") for r in ok]
         out["errors"] = [r["error"] for r in records if not r["ok"]]
-    _print_summary(out, summary, errors, client)
-    if a.save_result:
-        name = a.result_filename or result.default_filename(
-            a.backend, a.request_rate, a.max_concurrency, a.model, date)
-        path = os.path.join(a.result_dir, name) if a.result_dir else name
-        result.write(path, out)
-        _note(f"result written to {path}")
-        if a.save_records:
-            rpath = os.path.splitext(path)[0] + ".records.jsonl"
-            _write_records(rpath, records, a, duration, chat, selected, pcts)
-            _note(f"per-request records written to {rpath}")
-    frac = 1 - summary["completed"] / a.num_prompts
-    if frac > a.max_failed_fraction:
-        click.echo(f"error: {a.num_prompts - summary['completed']} of {a.num_prompts} requests "
-                   f"failed ({frac:.1%} > --max-failed-fraction {a.max_failed_fraction:.0%}): "
-                   + ", ".join(f"{k}={v}" for k, v in errors.items()), err=True)
-        return 2
-    return 0
+    return out, summary, errors, client, duration
 
 
 def _collect(tmp: str, w: int):
-    records, metas = [], []
+    """The workers' records (parsed, and as the bytes they wrote) and their meta blocks."""
+    pairs, metas = [], []
     for k in range(w):
         try:
             with open(os.path.join(tmp, f"part-{k}.jsonl"), "rb") as f:
-                records.extend(orjson.loads(line) for line in f)
+                pairs.extend((orjson.loads(line), line.rstrip(b"\n")) for line in f)
             with open(os.path.join(tmp, f"meta-{k}.json"), "rb") as f:
                 metas.append(orjson.loads(f.read()))
         except FileNotFoundError:
             metas.append({"worker": k, "fatal": "worker exited without writing its records"})
-    for name in os.listdir(tmp):
-        os.unlink(os.path.join(tmp, name))
-    os.rmdir(tmp)
-    records.sort(key=lambda r: r["id"])
-    return records, metas
+    pairs.sort(key=lambda p: p[0]["id"])
+    return [p[0] for p in pairs], [p[1] for p in pairs], metas
 
 
-def _client_health(metas: list[dict], summary: dict) -> dict:
+def _client_health(metas: list[dict], summary: dict, quiet_interrupted: bool = False) -> dict:
     lags = np.array([x for m in metas for x in m.get("loop_lag_ms", [])] or [0.0])
     cpu = sum(m.get("cpu_s", 0.0) for m in metas)
     chunks = sum(m.get("chunks", 0) for m in metas)
@@ -303,7 +447,8 @@ def _client_health(metas: list[dict], summary: dict) -> dict:
         "chunks": chunks,
         "cpu_s_per_1k_chunks": cpu / chunks * 1000 if chunks else None,
         "connections_opened": sum(m.get("connections", 0) for m in metas),
-        "fatal": [m["fatal"] for m in metas if m.get("fatal")],
+        "fatal": [m["fatal"] for m in metas if m.get("fatal")
+                  and not (quiet_interrupted and "without writing" in m["fatal"])],
         "timestamps": merge_timestamps([m["timestamps"] for m in metas if m.get("timestamps")]),
     }
     warn = []
@@ -341,52 +486,12 @@ def merge_timestamps(parts: list[dict]) -> dict:
     return out
 
 
-def _write_records(path, records, a, duration, chat, selected, pcts) -> None:
-    meta = {"meta": {"num_prompts": a.num_prompts, "duration": duration, "chat": chat,
-                     "percentile_metrics": selected, "metric_percentiles": pcts,
-                     "times": "seconds from benchmark start; chunk_gaps_us from start_s"}}
-    with atomic_writer(path) as f:
-        f.write(orjson.dumps(meta) + b"\n")
-        for r in records:
-            f.write(orjson.dumps(r) + b"\n")
-
-
 def recompute(path: str) -> dict:
     """Recompute the summary block from a records file."""
-    with open(path, "rb") as f:
-        lines = [orjson.loads(line) for line in f if line.strip()]
-    if not lines or "meta" not in lines[0]:
-        raise InputError(f"{path}: not an infersweep records file (no meta line)")
-    meta = lines[0]["meta"]
-    return metrics.summarize(lines[1:], meta["num_prompts"], meta["duration"], chat=meta["chat"],
+    meta, recs = records_file.read(path)
+    return metrics.summarize(recs, meta["num_prompts"], meta["duration"], chat=meta["chat"],
                              selected=meta["percentile_metrics"],
                              percentiles=meta["metric_percentiles"])
-
-
-def _progress(procs, shared, n: int, disabled: bool) -> None:
-    tty = sys.stderr.isatty()
-    t0 = time.monotonic()
-    last_pct = -1
-    while any(p.is_alive() for p in procs):
-        time.sleep(0.5)
-        if disabled:
-            continue
-        done, bad = shared.completed.value, shared.failed.value
-        k = done + bad
-        el = time.monotonic() - t0
-        if tty:
-            width = 30
-            fill = int(width * k / n)
-            sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {k}/{n} "
-                             f"({bad} failed) {el:6.1f}s {k / el if el else 0:7.1f} req/s")
-            sys.stderr.flush()
-        else:
-            pct = int(10 * k / n)
-            if pct != last_pct:
-                last_pct = pct
-                sys.stderr.write(f"progress: {k}/{n} ({bad} failed) after {el:.1f}s\n")
-    if tty and not disabled:
-        sys.stderr.write("\n")
 
 
 def _note(msg: str) -> None:

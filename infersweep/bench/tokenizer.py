@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from infersweep.diagnostics import InputError
+from infersweep.diagnostics import Diagnostic, InputError
 
 
 class LocalTokenizer:
@@ -21,24 +21,36 @@ class LocalTokenizer:
         file = os.path.join(path, "tokenizer.json") if os.path.isdir(path) else path
         try:
             from tokenizers import Tokenizer  # type: ignore
-
-            if os.path.isfile(file):
-                self._tok = Tokenizer.from_file(file)
         except ImportError:
-            pass
-        if self._tok is None:
+            Tokenizer = None
+        if Tokenizer is not None and os.path.isfile(file):
             try:
-                from transformers import AutoTokenizer  # type: ignore
-            except ImportError as exc:
+                self._tok = Tokenizer.from_file(file)
+            except Exception as exc:  # noqa: BLE001 - the library raises a bare Exception
+                raise InputError(Diagnostic(
+                    file, 0, 0, f"--tokenizer: not a readable tokenizer.json ({_first_line(exc)})",
+                    "point --tokenizer at a Hugging Face tokenizer.json or the folder holding "
+                    "one, or omit it for the tokenizer-free mode")) from exc
+            return
+        try:
+            from transformers import AutoTokenizer  # type: ignore
+        except ImportError as exc:
+            if Tokenizer is None:
                 raise InputError(
                     f"--tokenizer {path}: a local tokenizer needs the 'tokenizers' or "
                     "'transformers' package (pip install tokenizers), or omit --tokenizer "
                     "for the tokenizer-free mode") from exc
-            try:
-                self._hf = AutoTokenizer.from_pretrained(
-                    path, trust_remote_code=trust_remote_code, local_files_only=True)
-            except Exception as exc:  # noqa: BLE001 - many loader errors, one message
-                raise InputError(f"--tokenizer {path}: cannot load a tokenizer: {exc}") from exc
+            raise InputError(Diagnostic(
+                path, 0, 0, "--tokenizer: no tokenizer.json here",
+                "a local tokenizer is a tokenizer.json file or a folder that holds one (other "
+                "formats need the 'transformers' package); omit --tokenizer for the "
+                "tokenizer-free mode")) from exc
+        try:
+            self._hf = AutoTokenizer.from_pretrained(
+                path, trust_remote_code=trust_remote_code, local_files_only=True)
+        except Exception as exc:  # noqa: BLE001 - many loader errors, one message
+            raise InputError(f"--tokenizer {path}: cannot load a tokenizer: "
+                             f"{_first_line(exc)}") from exc
 
     @property
     def vocab_size(self) -> int:
@@ -56,6 +68,11 @@ class LocalTokenizer:
         if self._tok is not None:
             return self._tok.decode(ids)
         return self._hf.decode(ids)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
 
 
 def is_local(name: str | None) -> bool:

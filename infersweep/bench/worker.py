@@ -8,8 +8,9 @@ Request indices come from a counter shared by all workers, so the fleet keeps ex
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
+import signal
+import sys
 import time
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ import orjson
 from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.workload import Workload, auth_headers
+from infersweep.lifeline import STOP_SIGNALS, die_with_parent, unblock
 
 _now = time.monotonic_ns
 
@@ -34,12 +36,17 @@ class WorkerSpec:
     idle_timeout: float
     keep_text: bool
     records_dir: str
-    barrier_timeout: float = 3600.0
     timestamp_source: str = "auto"  # auto | kernel | user (see httpconn.ArrivalClock)
 
 
 class Shared:
-    """Cross-process counters (created by the parent before forking)."""
+    """Cross-process counters (created by the parent before forking).
+
+    The start handshake: each worker finishes its warm-ups, then increments ``ready`` and
+    waits; when every worker is ready the parent publishes ``t0_ns`` (a monotonic instant a
+    little ahead), and every worker starts its measured requests at exactly that instant. A
+    negative ``t0_ns`` tells waiting workers to stop (the run was interrupted or failed).
+    """
 
     def __init__(self, ctx, num_workers: int):
         self.next_warm = ctx.Value("q", 0)
@@ -47,8 +54,8 @@ class Shared:
         self.completed = ctx.Value("q", 0)
         self.failed = ctx.Value("q", 0)
         self.chunks = ctx.Value("q", 0)
+        self.ready = ctx.Value("q", 0)
         self.t0_ns = ctx.Value("q", 0)
-        self.barrier = ctx.Barrier(num_workers + 1)
 
 
 def _take(counter) -> int:
@@ -75,40 +82,71 @@ class Worker:
         self.t0 = 0
         self.chunks = 0
         self.headers = auth_headers()
+        self.stopped: int | None = None  # the stop signal, once one arrived
+        self._task: asyncio.Task | None = None
 
     async def run(self) -> dict:
         loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        for sig in STOP_SIGNALS:
+            loop.add_signal_handler(sig, self._on_signal, sig)
+        unblock()  # the parent held stop signals back around the fork
         self.clock.prime()  # kernel stamping on before any measured byte arrives
         watchdog = loop.create_task(self._watchdog())
-        if self.warm is not None and len(self.warm.plan):
-            await self._closed(self.warm, self.shared.next_warm, record=False)
-        # every worker and the parent meet here; the parent then publishes the start time
-        await loop.run_in_executor(None, self.shared.barrier.wait, self.spec.barrier_timeout)
-        self.t0 = self.shared.t0_ns.value
-        gc.collect()
-        gc.freeze()
-        delay = (self.t0 - _now()) / 1e9
-        if delay > 0:
-            await asyncio.sleep(delay)
-        while _now() < self.t0:  # the loop's timer may wake a little early
-            await asyncio.sleep(0.0002)
-        self.clock.refresh()
-        self.clock.reset_stats()  # count the measured run's reads only
-        lagmon = loop.create_task(self._lag_monitor())
-        cpu0, wall0 = time.process_time(), _now()
-        if self.spec.schedule is None:
-            await self._closed(self.work, self.shared.next_req, record=True)
-        else:
-            await self._open(self.work)
+        lagmon = None
+        cpu0 = wall0 = None
+        try:
+            if self.warm is not None and len(self.warm.plan):
+                await self._closed(self.warm, self.shared.next_warm, record=False)
+            gc.collect()
+            gc.freeze()
+            # meet the other workers: the measured window starts after every warm-up
+            with self.shared.ready.get_lock():
+                self.shared.ready.value += 1
+            while (t0 := self.shared.t0_ns.value) == 0:
+                await asyncio.sleep(0.002)  # t0 is published 20 ms ahead: ample
+            if t0 < 0:  # the parent called the run off (interrupted, or a worker failed)
+                self.stopped = signal.SIGTERM
+                raise asyncio.CancelledError
+            self.t0 = t0
+            delay = (self.t0 - _now()) / 1e9
+            if delay > 0:
+                await asyncio.sleep(delay)
+            while _now() < self.t0:  # the loop's timer may wake a little early
+                await asyncio.sleep(0.0002)
+            self.clock.refresh()
+            self.clock.reset_stats()  # count the measured run's reads only
+            lagmon = loop.create_task(self._lag_monitor())
+            cpu0, wall0 = time.process_time(), _now()
+            if self.spec.schedule is None:
+                await self._closed(self.work, self.shared.next_req, record=True)
+            else:
+                await self._open(self.work)
+        except asyncio.CancelledError:
+            if self.stopped is None:
+                raise
         cpu1, wall1 = time.process_time(), _now()
-        lagmon.cancel()
+        if lagmon is not None:
+            lagmon.cancel()
         watchdog.cancel()
+        for conn in list(self.inflight):
+            conn.close()
         self.pool.close()
         self.clock.close()
         self.records = [self._record(*d) for d in self.done]
-        return {"worker": self.wid, "cpu_s": cpu1 - cpu0, "wall_s": (wall1 - wall0) / 1e9,
-                "chunks": self.chunks, "connections": self.pool.opened,
+        meta = {"worker": self.wid, "chunks": self.chunks, "connections": self.pool.opened,
                 "loop_lag_ms": self.lags, "timestamps": self.clock.summary()}
+        if cpu0 is not None:
+            meta.update(cpu_s=cpu1 - cpu0, wall_s=(wall1 - wall0) / 1e9)
+        if self.stopped is not None:
+            meta["interrupted"] = signal.Signals(self.stopped).name
+        return meta
+
+    def _on_signal(self, signum: int) -> None:
+        """Stop taking requests; requests still in flight are dropped, finished ones kept."""
+        if self.stopped is None:
+            self.stopped = signum
+            self._task.cancel()
 
     async def _closed(self, work: Workload, counter, record: bool) -> None:
         n = len(work.plan)
@@ -238,8 +276,11 @@ def _exact_gaps(times: list[int], start: int) -> list[int]:
 
 
 def worker_main(wid: int, spec: WorkerSpec, work: Workload, warm: Workload | None,
-                shared: Shared) -> None:
+                shared: Shared, parent_pid: int) -> None:
     """Process entry point: run and write records + meta to ``records_dir``."""
+    die_with_parent(parent_pid)
+    for sig in STOP_SIGNALS:  # not the parent's handlers, inherited through fork
+        signal.signal(sig, signal.SIG_DFL)
     try:
         import uvloop
 
@@ -251,12 +292,12 @@ def worker_main(wid: int, spec: WorkerSpec, work: Workload, warm: Workload | Non
         meta = asyncio.run(w.run())
     except Exception as exc:  # noqa: BLE001 - report, don't lose the records
         meta = {"worker": wid, "fatal": f"{type(exc).__name__}: {exc}"}
-        with contextlib.suppress(Exception):
-            shared.barrier.abort()
-    with open(f"{spec.records_dir}/part-{wid}.jsonl", "wb") as f:
-        for line in w.records:
-            f.write(line + b"\n")
-    with open(f"{spec.records_dir}/meta-{wid}.json", "wb") as f:
-        f.write(orjson.dumps(meta))
-
-
+    try:
+        with open(f"{spec.records_dir}/part-{wid}.jsonl", "wb") as f:
+            for line in w.records:
+                f.write(line + b"\n")
+        with open(f"{spec.records_dir}/meta-{wid}.json", "wb") as f:
+            f.write(orjson.dumps(meta))
+    except OSError as exc:  # the parent reports the worker's records as missing
+        sys.stderr.write(f"error: client worker {wid} cannot write its records to "
+                         f"{spec.records_dir}: {exc.strerror or exc}\n")

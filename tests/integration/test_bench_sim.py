@@ -113,8 +113,10 @@ def test_unreachable_server_is_a_clear_error(tmp_path):
 
 
 def test_bad_flags_are_clear_errors(tmp_path):
-    p, _ = bench("http://127.0.0.1:9", tmp_path, "--num-prompts", "0", "--random-range-ratio", "2")
-    assert p.returncode == 1 and "--num-prompts" in p.stderr and "(0, 1]" in p.stderr
+    p, _ = bench("http://127.0.0.1:9", tmp_path, "--num-prompts", "0")
+    assert p.returncode == 2 and "--num-prompts" in p.stderr  # refused when parsed
+    p, _ = bench("http://127.0.0.1:9", tmp_path, "--random-range-ratio", "2")
+    assert p.returncode == 2 and "0<x<=1" in p.stderr
     assert "Traceback" not in p.stderr
 
 

@@ -55,6 +55,15 @@ def test_open_loop_schedule_is_poisson_like_and_seeded():
     ({"random_range_ratio": 1.5}, "(0, 1]"),
     ({"base_url": "https://x:1"}, "--base-url"),
     ({"max_concurrency": 0}, "--max-concurrency"),
+    # the Python API gets the same checks as the command line
+    ({"num_workers": -1}, "--num-workers"),
+    ({"request_timeout": math.inf}, "--request-timeout"),
+    ({"idle_timeout": math.nan}, "--idle-timeout"),
+    ({"burstiness": math.inf}, "--burstiness"),
+    ({"metric_percentiles": "90,101"}, "not in [0, 100]"),
+    ({"percentile_metrics": "ttft,foo"}, "unknown metric 'foo'"),
+    ({"goodput": ["ttft:nan"]}, "--goodput"),
+    ({"base_url": "http://h:99999"}, "1..65535"),
 ])
 def test_bad_arguments_are_clear_errors(kw, msg):
     with pytest.raises(InputError) as ei:
