@@ -17,6 +17,7 @@ import orjson
 
 from infersweep.atomic import atomic_writer
 from infersweep.bench import dataset, httpconn, metrics, probe, result
+from infersweep.bench.tls import TLSConfig
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
 from infersweep.bench.worker import Shared, WorkerSpec, worker_main
 from infersweep.bench.workload import Workload, auth_headers
@@ -65,6 +66,8 @@ class BenchArgs:
     max_failed_fraction: float = 0.05
     disable_tqdm: bool = False
     timestamp_source: str = "auto"
+    ca_cert: str | None = None
+    insecure: bool = False
 
 
 def validate(a: BenchArgs) -> None:
@@ -94,8 +97,17 @@ def validate(a: BenchArgs) -> None:
         errs.append("--timestamp-source kernel: this platform gives no kernel receive "
                     "timestamps on TCP sockets (use auto or user)")
     u = urlsplit(a.base_url)
-    if u.scheme != "http" or not u.hostname:
-        errs.append(f"--base-url must be http://host:port (got {a.base_url!r}); https is not supported")
+    try:
+        _ = u.port
+    except ValueError:
+        errs.append(f"--base-url {a.base_url!r}: the port is not a number in 1-65535")
+    if u.scheme not in ("http", "https") or not u.hostname:
+        errs.append(f"--base-url must be http://host:port or https://host:port (got {a.base_url!r})")
+    if (a.ca_cert or a.insecure) and u.scheme != "https":
+        errs.append("--ca-cert and --insecure apply to https base URLs only")
+    for k, v in auth_headers().items():
+        if (why := httpconn.check_header(k, v)) is not None:
+            errs.append(f"OPENAI_API_KEY cannot be sent: {why}")
     if errs:
         raise InputError(errs if len(errs) > 1 else errs[0])
 
@@ -138,8 +150,12 @@ def run(a: BenchArgs) -> int:
         raise InputError(f"--endpoint {a.endpoint!r}: expected a /v1/completions or "
                          "/v1/chat/completions path")
     u = urlsplit(a.base_url)
-    host, port = u.hostname, u.port or 80
+    host, port = u.hostname, u.port or (443 if u.scheme == "https" else 80)
     url = a.base_url.rstrip("/") + a.endpoint
+    tls = None
+    if u.scheme == "https":
+        tls = TLSConfig(ca_cert=a.ca_cert, insecure=a.insecure)
+        tls.context()  # a bad --ca-cert is an error now, not in every worker
 
     # ---- workload (identical for any worker count) ----
     tok = None
@@ -176,10 +192,11 @@ def run(a: BenchArgs) -> int:
 
     # ---- readiness ----
     if a.probe:
-        which = probe.wait_ready(a.base_url.rstrip("/"), a.ready_timeout)
+        which = probe.wait_ready(a.base_url.rstrip("/"), a.ready_timeout, tls, auth_headers())
         tiny = dataset.make_plan(1, 8, 2, 1.0, a.seed + 7, vocab)
         tw = Workload(tiny, **{**common, "prompt_mode": "pseudo" if mode == "text" else mode})
-        probe.test_request(url, tw.body(0), chat, auth_headers(), timeout=min(a.request_timeout, 600))
+        probe.test_request(url, tw.body(0), chat, auth_headers(), timeout=min(a.request_timeout, 600),
+                           tls=tls)
         _note(f"server ready ({which} answered; test request streamed and reported usage)")
 
     # ---- workers ----
@@ -194,7 +211,7 @@ def run(a: BenchArgs) -> int:
                       if schedule is None or a.max_concurrency else [0] * w,
                       schedule=schedule, request_timeout=a.request_timeout,
                       idle_timeout=a.idle_timeout, keep_text=a.save_detailed, records_dir=tmp,
-                      timestamp_source=a.timestamp_source)
+                      timestamp_source=a.timestamp_source, tls=tls)
     ctx = mp.get_context("fork")
     shared = Shared(ctx, w)
     procs = [ctx.Process(target=worker_main, args=(k, spec, work, warm, shared), daemon=True)

@@ -17,6 +17,7 @@ import orjson
 
 from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
 from infersweep.bench.stream import StreamSink
+from infersweep.bench.tls import TLSConfig
 from infersweep.bench.workload import Workload, auth_headers
 
 _now = time.monotonic_ns
@@ -36,6 +37,7 @@ class WorkerSpec:
     records_dir: str
     barrier_timeout: float = 3600.0
     timestamp_source: str = "auto"  # auto | kernel | user (see httpconn.ArrivalClock)
+    tls: TLSConfig | None = None    # https: trust settings (the context is made per worker)
 
 
 class Shared:
@@ -67,7 +69,7 @@ class Worker:
         self.warm = warm
         self.shared = shared
         self.clock = ArrivalClock(spec.timestamp_source)
-        self.pool = Pool(spec.host, spec.port, clock=self.clock)
+        self.pool = Pool(spec.host, spec.port, clock=self.clock, tls=spec.tls)
         self.inflight: dict = {}
         self.records: list[bytes] = []
         self.done: list[tuple] = []

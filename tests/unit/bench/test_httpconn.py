@@ -150,7 +150,7 @@ def test_disconnect_mid_body_raises_classified_error():
         return ei.value, conn, loop
 
     err, conn, loop = asyncio.run(go())
-    assert err.error_class == "disconnect"
+    assert err.error_class == "connection.closed"
     assert conn.closed and conn.sock.closed and not loop.readers
 
 
@@ -167,7 +167,7 @@ def test_reset_and_eagain_on_read():
         return ei.value, conn
 
     err, conn = asyncio.run(go())
-    assert err.error_class == "disconnect" and "reset" in str(err)
+    assert err.error_class == "connection.closed" and "reset" in str(err)
     assert conn.sock.closed
 
 
@@ -208,7 +208,7 @@ def test_garbage_status_line_is_malformed():
             await fut
         return ei.value
 
-    assert asyncio.run(go()).error_class == "malformed_http"
+    assert asyncio.run(go()).error_class == "protocol.bad_status"
 
 
 def test_socketpair_round_trip_on_a_real_loop():
