@@ -411,7 +411,17 @@ class ClientConnection:
         """Chunked transfer coding (RFC 9112 section 7.1), strictly: a size line of hex
         digits (extensions ignored), the data, CRLF; after the last chunk, trailers (ignored)
         and an empty line."""
-        pieces = []
+        pieces: list[bytes] = []
+        try:
+            self._chunks(buf, t, sink, state, pieces)
+        except ProtocolError:
+            # the data before a framing error is delivered first, so that the problem earliest
+            # in the stream is the one reported, however the reads were split
+            if pieces:
+                sink.on_body(b"".join(pieces), t)
+            raise
+
+    def _chunks(self, buf: bytes, t: int, sink: Sink, state: int, pieces: list[bytes]) -> None:
         pos = 0
         n = len(buf)
         while True:
@@ -464,12 +474,16 @@ class ClientConnection:
             pos = eol + 1
             if line in (b"", b"\r"):
                 if pieces:
-                    sink.on_body(b"".join(pieces), t)
+                    body = b"".join(pieces)
+                    pieces.clear()
+                    sink.on_body(body, t)
                 self._finish(pos < n)
                 return
         self._state = state
         if pieces:
-            sink.on_body(b"".join(pieces), t)
+            body = b"".join(pieces)
+            pieces.clear()
+            sink.on_body(body, t)
 
     # -- writing ---------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
