@@ -714,6 +714,10 @@ class Pool:
         try:
             conn = await self._connect(loop, deadline)
         except TimeoutError as exc:
+            if self._connected:
+                raise HTTPError(Failure.TLS_ERROR, f"TLS handshake with {self.host}:{self.port} "
+                                f"timed out after {self.connect_timeout:g}s (is it serving "
+                                "https?)") from exc
             raise HTTPError(Failure.CONNECT_TIMEOUT,
                             f"connect to {self.host}:{self.port} timed out") from exc
         except OSError as exc:

@@ -50,7 +50,15 @@ async def _exchange(pool: Pool, method: str, path: str, body: bytes, headers: di
     try:
         await asyncio.wait_for(go(), timeout)
     except TimeoutError:
-        raise RequestFailure(Failure.TIMEOUT, f"no complete answer within {timeout:g}s") from None
+        if conn is not None:
+            raise RequestFailure(Failure.TIMEOUT, f"no complete answer within {timeout:g}s"
+                                 ) from None
+        if pool._connected and pool.tls is not None:
+            raise RequestFailure(Failure.TLS_ERROR, f"TLS handshake with {pool.host}:{pool.port}"
+                                 f" did not complete within {timeout:g}s (is it serving https?)"
+                                 ) from None
+        raise RequestFailure(Failure.CONNECT_TIMEOUT, f"connect to {pool.host}:{pool.port} did "
+                             f"not complete within {timeout:g}s") from None
     finally:
         if conn is not None:
             conn.close()
@@ -78,8 +86,9 @@ async def _wait_ready(base_url: str, timeout: float, tls: TLSConfig | None, head
                 if exc.error_class == Failure.TLS_VERIFY:  # waiting will not fix it
                     raise InputError(f"server at {base_url}: {exc}") from None
                 last = f"{path}: [{exc.error_class}] {exc}"
-                if exc.error_class in (Failure.CONNECT_ERROR, Failure.CONNECT_TIMEOUT):
-                    break  # nothing listening yet: no point asking the next path
+                if exc.error_class in (Failure.CONNECT_ERROR, Failure.CONNECT_TIMEOUT,
+                                       Failure.TLS_ERROR):
+                    break  # no connection to ask on: no point asking the next path
                 continue
             if sink.status == 200:
                 return path
