@@ -391,8 +391,7 @@ class ClientConnection:
                 continue  # an interim response (100 Continue, 103 Early Hints): the real one follows
             state, self._remaining, self._keepalive = _framing(status, headers, version)
             sink.on_headers(status, headers, t)
-            if state == 0:  # no body (204, 304)
-                self._state = 1  # not idle until _finish says so
+            if state == 0:  # no body (204, 304, Content-Length: 0)
                 self._finish(bool(buf))
                 return
         if state >= 6 or state == 2 or state == 3:
