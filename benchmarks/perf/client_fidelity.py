@@ -125,7 +125,7 @@ def truth_stats(rows: list[dict], conc: int = 0) -> dict:
 
 
 def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | None = None,
-             ca: Path | None = None) -> dict:
+             ca: Path | None = None, warmups: int = 0) -> dict:
     cmd = [*pin(1), sys.executable, "-m", "infersweep", "bench", "serve", "--backend", "openai",
            "--base-url", url, "--model", "m", "--dataset-name", "random",
            "--random-input-len", str(ISL), "--random-output-len", str(OSL),
@@ -133,7 +133,7 @@ def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | Non
            "--request-rate", "inf", "--ignore-eos", "--num-workers", str(workers),
            "--save-result", "--result-dir", str(out), "--result-filename", "ours.json",
            "--disable-tqdm", *(["--timestamp-source", ts] if ts else []),
-           *(["--ca-cert", str(ca)] if ca else [])]
+           *(["--ca-cert", str(ca)] if ca else []), "--num-warmups", str(warmups)]
     cpu0 = _child_cpu()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cpu = _child_cpu() - cpu0
@@ -166,7 +166,8 @@ def one(client: str, conc: int, itl_ms: float, args, tmp: Path, scheme: str = "h
         srv.reset()
         if client == "infersweep":
             workers = args.workers_2048 if conc >= 2048 else 1
-            rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source, srv.ca)
+            rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source, srv.ca,
+                           args.num_warmups)
             src = (rep.get("timestamps") or {}).get("source", "?")
             rep["client"] = f"infersweep {scheme} ({workers} proc, {src})"
         elif client == "aiperf":
@@ -176,6 +177,8 @@ def one(client: str, conc: int, itl_ms: float, args, tmp: Path, scheme: str = "h
             rep = run_guidellm(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
             rep["client"] = "guidellm"
         rows = srv.truth()
+        if client == "infersweep" and args.num_warmups:  # warm-ups all arrive before the run
+            rows = sorted(rows, key=lambda r: r["arrival_ns"])[args.num_warmups:]
     finally:
         srv.stop()
     if not rows:
@@ -225,6 +228,9 @@ def main() -> None:
     ap.add_argument("--conc-40ms", type=int, nargs="*", default=[2048])
     ap.add_argument("--itl-ms", type=float, default=20.0)
     ap.add_argument("--num-prompts", type=int, default=0, help="override N = max(4C, 200)")
+    ap.add_argument("--num-warmups", type=int, default=0,
+                    help="infersweep warm-up requests before the measured ones (with C or more, "
+                         "the measured requests reuse connections: no connect or TLS handshake)")
     ap.add_argument("--workers-2048", type=int, default=2)
     ap.add_argument("--peers", nargs="*", default=[], choices=["aiperf", "guidellm"])
     ap.add_argument("--peer-conc", type=int, nargs="*", default=[256])
