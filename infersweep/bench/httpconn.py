@@ -612,7 +612,6 @@ _BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 _DIGITS = re.compile(r"[0-9]{1,19}")
 _CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
 _CHUNK_LINE_PREFIX = re.compile(rb"[0-9A-Fa-f]{1,16}[ \t]*(?:;[^\r\n]{0,4096})?\r?")
-_HEX = b"0123456789abcdefABCDEF"
 _HTTP_PREFIX = b"HTTP/1."
 
 
@@ -635,11 +634,14 @@ def _single_chunk(data: bytes) -> bytes | None:
     eol = data.find(b"\r\n")
     if eol <= 0 or eol > 16:
         return None
-    line = data[:eol]
-    if line.translate(None, _HEX):  # only hex digits (int() would also take "0x", "_", "+")
+    try:
+        size = int(data[:eol], 16)
+    except ValueError:
         return None
-    size = int(line, 16)
-    if size <= 0 or len(data) != eol + size + 4 or not data.endswith(b"\r\n"):
+    # exactly eol hex digits: int() also takes "0x", "_", "+", spaces (and leading zeros
+    # are left to the general parser)
+    if size <= 0 or (size.bit_length() + 3) >> 2 != eol or len(data) != eol + size + 4 \
+            or not data.endswith(b"\r\n"):
         return None
     return data[eol + 2 : -2]
 

@@ -79,7 +79,17 @@ class StreamSink(Sink):
             self._set_error(Failure.STREAM_ERROR, f"error event mid-stream: {msg}"[:300])
             return
         self.last_event_t = t
-        ct, pt = self._usage_counts(obj.get("usage"))
+        usage = obj.get("usage")
+        if usage is None:
+            ct = pt = None
+        elif usage.__class__ is dict:
+            ct = usage.get("completion_tokens")
+            pt = usage.get("prompt_tokens")
+            if ((ct is not None and (ct.__class__ is not int or ct < self._cum))
+                    or (pt is not None and (pt.__class__ is not int or pt < 0))):
+                self._bad_usage(ct, pt)
+        else:
+            self._protocol(Failure.BAD_FIELD, f"usage is not an object: {usage!r:.80}")
         choices = obj.get("choices")
         if choices:
             if choices.__class__ is not list:
@@ -121,22 +131,13 @@ class StreamSink(Sink):
         if pt is not None:
             self.usage_in = pt
 
-    def _usage_counts(self, usage) -> tuple[int | None, int | None]:
-        """(completion_tokens, prompt_tokens) of a ``usage`` value (None where absent)."""
-        if usage is None:
-            return None, None
-        if usage.__class__ is not dict:
-            self._protocol(Failure.BAD_FIELD, f"usage is not an object: {usage!r:.80}")
-        ct = usage.get("completion_tokens")
-        pt = usage.get("prompt_tokens")
+    def _bad_usage(self, ct, pt):
         for name, v in (("completion_tokens", ct), ("prompt_tokens", pt)):
             if v is not None and (v.__class__ is not int or v < 0):
                 self._protocol(Failure.BAD_FIELD, f"usage.{name} is not a non-negative "
                                f"integer: {v!r:.40}")
-        if ct is not None and ct < self._cum:
-            self._protocol(Failure.BAD_FIELD, f"usage.completion_tokens went down from "
-                           f"{self._cum} to {ct}")
-        return ct, pt
+        self._protocol(Failure.BAD_FIELD, f"usage.completion_tokens went down from "
+                       f"{self._cum} to {ct}")
 
     def _protocol(self, cls: str, msg: str):
         self._set_error(cls, msg)
