@@ -12,6 +12,8 @@ connection fails the request at once. Only well-typed values reach the record.
 
 from __future__ import annotations
 
+import os
+
 import orjson
 
 from infersweep.bench.failures import Failure, ProtocolError
@@ -145,6 +147,9 @@ class StreamSink(Sink):
 
     def _set_error(self, cls: str, msg: str) -> None:
         self.error_class = str(cls)
+        key = os.environ.get("OPENAI_API_KEY")
+        if key and key in msg:  # a server that echoes the key back (in a 401 body, say)
+            msg = msg.replace(key, "<OPENAI_API_KEY>")
         self.error = msg
 
     def finish(self) -> None:

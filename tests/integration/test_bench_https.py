@@ -164,6 +164,23 @@ def test_api_key_is_sent_as_bearer_and_never_written(certs, tmp_path):
         assert SECRET not in f.read_text(errors="replace"), f.name
 
 
+def test_a_server_echoing_the_key_does_not_get_it_written(tmp_path):
+    body = f'{{"error": {{"message": "Incorrect API key provided: {SECRET}"}}}}'.encode()
+    denied = [b"HTTP/1.1 401 Unauthorized\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)]
+    with BrokenEngine(lambda i: denied) as engine:
+        p, r = bench(engine.url, tmp_path, "--num-prompts", "2", "--no-probe", "--save-detailed",
+                     env={"OPENAI_API_KEY": SECRET})
+        p2, _ = bench(engine.url, tmp_path / "probe", "--num-prompts", "2",
+                      env={"OPENAI_API_KEY": SECRET})
+    assert p.returncode == 2 and r["infersweep"]["errors"] == {"http_4xx": 2}
+    assert p2.returncode == 1 and "Incorrect API key" in p2.stderr
+    assert SECRET not in p.stdout + p.stderr + p2.stdout + p2.stderr
+    for f in tmp_path.iterdir():
+        if f.is_file():
+            assert SECRET not in f.read_text(errors="replace"), f.name
+    assert "<OPENAI_API_KEY>" in (tmp_path / "res.records.jsonl").read_text()
+
+
 def test_api_key_with_a_line_break_is_refused(tmp_path):
     p, _ = bench("http://127.0.0.1:9", tmp_path, "--num-prompts", "2",
                  env={"OPENAI_API_KEY": "sk-1\r\nX-Injected: 1"})
