@@ -707,7 +707,6 @@ class Pool:
         self._idle: list[ClientConnection] = []
         self._addrs: list | None = None
         self._lookup: asyncio.Future | None = None
-        self._connected = False
         self.opened = 0
 
     async def acquire(self) -> ClientConnection:
@@ -720,16 +719,9 @@ class Pool:
         try:
             conn = await self._connect(loop, deadline)
         except TimeoutError as exc:
-            if self._connected:
-                raise HTTPError(Failure.TLS_ERROR, f"TLS handshake with {self.host}:{self.port} "
-                                f"timed out after {self.connect_timeout:g}s (is it serving "
-                                "https?)") from exc
             raise HTTPError(Failure.CONNECT_TIMEOUT,
                             f"connect to {self.host}:{self.port} timed out") from exc
         except OSError as exc:
-            if self._connected:  # reset during the TLS handshake
-                raise HTTPError(Failure.CONNECTION_CLOSED, f"connection to {self.host}:"
-                                f"{self.port} lost during the TLS handshake: {exc}") from exc
             raise HTTPError(Failure.CONNECT_ERROR, f"cannot connect to {self.host}:{self.port}: "
                             f"{exc.strerror or exc}") from exc
         self.opened += 1
@@ -758,7 +750,6 @@ class Pool:
         return self._addrs
 
     async def _connect(self, loop: asyncio.AbstractEventLoop, deadline: float) -> ClientConnection:
-        self._connected = False
         addrs = await self._resolve(loop, deadline)
         err: OSError | None = None
         for family, type_, proto, _, addr in addrs:  # in order, like create_connection
@@ -766,16 +757,11 @@ class Pool:
             try:
                 sock.setblocking(False)
                 await sock_connect(loop, sock, addr, deadline)
-                session = None
-                if self.tls is not None:
-                    self._connected = True
-                    if self._ctx is None:
-                        self._ctx = self.tls.context()
-                    session = await handshake(loop, sock, self._ctx, self.host, deadline)
+                session = None if self.tls is None else await self._handshake(loop, sock, deadline)
             except OSError as exc:  # TimeoutError included: the deadline is shared
                 sock.close()
                 err = exc
-                if isinstance(exc, TimeoutError) or self._connected:
+                if isinstance(exc, TimeoutError):
                     raise
                 continue
             except BaseException:  # cancelled, or a TLS failure: don't leak the socket
@@ -783,6 +769,20 @@ class Pool:
                 raise
             return ClientConnection(sock, loop, self.clock, session)
         raise err or OSError(f"no address for {self.host}")
+
+    async def _handshake(self, loop, sock: socket.socket, deadline: float) -> TLSSession:
+        """TLS on a connected socket; every failure is a RequestFailure of a TLS class."""
+        if self._ctx is None:
+            self._ctx = self.tls.context()
+        try:
+            return await handshake(loop, sock, self._ctx, self.host, deadline)
+        except TimeoutError as exc:
+            raise HTTPError(Failure.TLS_ERROR, f"TLS handshake with {self.host}:{self.port} "
+                            f"timed out after {self.connect_timeout:g}s (is it serving "
+                            "https?)") from exc
+        except OSError as exc:
+            raise HTTPError(Failure.CONNECTION_CLOSED, f"connection to {self.host}:{self.port} "
+                            f"lost during the TLS handshake: {exc}") from exc
 
     def release(self, conn: ClientConnection) -> None:
         if conn.reusable:

@@ -38,8 +38,12 @@ def _target(url: str) -> tuple[str, int, str]:
 
 async def _exchange(pool: Pool, method: str, path: str, body: bytes, headers: dict,
                     sink: Sink, timeout: float) -> None:
-    """One request on a fresh connection, bounded by ``timeout`` overall (connect included)."""
+    """One request on a fresh connection, bounded by ``timeout`` overall (connect included).
+
+    The pool's own connect deadline comes a little earlier, so that a connect or TLS
+    handshake that stalls is reported with its own class."""
     conn = None
+    pool.connect_timeout = max(0.01, min(pool.connect_timeout, timeout - 0.05))
 
     async def go():
         nonlocal conn
@@ -50,15 +54,10 @@ async def _exchange(pool: Pool, method: str, path: str, body: bytes, headers: di
     try:
         await asyncio.wait_for(go(), timeout)
     except TimeoutError:
-        if conn is not None:
-            raise RequestFailure(Failure.TIMEOUT, f"no complete answer within {timeout:g}s"
-                                 ) from None
-        if pool._connected and pool.tls is not None:
-            raise RequestFailure(Failure.TLS_ERROR, f"TLS handshake with {pool.host}:{pool.port}"
-                                 f" did not complete within {timeout:g}s (is it serving https?)"
-                                 ) from None
-        raise RequestFailure(Failure.CONNECT_TIMEOUT, f"connect to {pool.host}:{pool.port} did "
-                             f"not complete within {timeout:g}s") from None
+        if conn is None:
+            raise RequestFailure(Failure.CONNECT_TIMEOUT, f"no connection to {pool.host}:"
+                                 f"{pool.port} within {timeout:g}s") from None
+        raise RequestFailure(Failure.TIMEOUT, f"no complete answer within {timeout:g}s") from None
     finally:
         if conn is not None:
             conn.close()
