@@ -11,6 +11,10 @@ server-side concurrency (time average over the run window) and client CPU per 1,
     python benchmarks/perf/client_fidelity.py --conc 64 256 1024 --conc-40ms 2048 \
         [--peers-venv /path/to/venv --peers aiperf guidellm]
 
+``--schemes http https`` runs every infersweep case over both, one after the other: the https
+server is the same simulator with a self-signed certificate (``openssl req``), trusted by the
+client with ``--ca-cert``.
+
 Peers (aiperf, guidellm) run from a separate virtualenv with an offline word-level tokenizer
 built by ``fidelity_tokenizer.py`` (the simulator counts whitespace words, so counts agree).
 """
@@ -23,6 +27,7 @@ import os
 import resource
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -47,34 +52,47 @@ def pin(core: int) -> list[str]:
     return ["taskset", "-c", str(core)] if shutil.which("taskset") and os.cpu_count() > 1 else []
 
 
-def http(url: str, data: bytes | None = None, timeout: float = 60) -> bytes:
+def http(url: str, data: bytes | None = None, timeout: float = 60, ca: Path | None = None) -> bytes:
     req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
-    with urllib.request.urlopen(req, timeout=timeout) as r:
+    ctx = ssl.create_default_context(cafile=str(ca)) if ca else None
+    with urllib.request.urlopen(req, timeout=timeout, context=ctx) as r:
         return r.read()
 
 
+def self_signed(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (its own CA) and its key."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    return cert, key
+
+
 class Server:
-    def __init__(self, itl_ms: float):
+    def __init__(self, itl_ms: float, tls: tuple[Path, Path] | None = None):
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.ca = tls[0] if tls else None
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
+        tls_args = ["--tls-cert", str(tls[0]), "--tls-key", str(tls[1])] if tls else []
         self.proc = subprocess.Popen(
             [*pin(0), sys.executable, "-m", "infersweep", "sim", "serve", "--port", str(self.port),
              "--served-model-name", "m", "--max-num-seqs", "100000", "--max-model-len", "100000",
-             "--fixed-ttft-ms", str(TTFT_MS), "--fixed-itl-ms", str(itl_ms)],
+             "--fixed-ttft-ms", str(TTFT_MS), "--fixed-itl-ms", str(itl_ms), *tls_args],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
             try:
-                http(self.url + "/health", timeout=1)
+                http(self.url + "/health", timeout=1, ca=self.ca)
                 return
             except OSError:
                 time.sleep(0.1)
         raise RuntimeError("ground-truth server did not start")
 
     def reset(self) -> None:
-        http(self.url + "/debug/reset", b"")
+        http(self.url + "/debug/reset", b"", ca=self.ca)
 
     def truth(self) -> list[dict]:
-        rows = [json.loads(x) for x in http(self.url + "/debug/timings").splitlines()]
+        rows = [json.loads(x) for x in http(self.url + "/debug/timings", ca=self.ca).splitlines()]
         return [r for r in rows if r["completion_tokens"] == OSL]  # drop probes/warm-ups
 
     def stop(self) -> None:
@@ -82,7 +100,7 @@ class Server:
         self.proc.wait(timeout=10)
 
 
-def truth_stats(rows: list[dict]) -> dict:
+def truth_stats(rows: list[dict], conc: int = 0) -> dict:
     gaps = np.concatenate([np.diff(np.asarray(r["send_ns"], dtype=np.int64)) for r in rows]) / 1e6
     ttft = np.array([(r["send_ns"][0] - r["arrival_ns"]) / 1e6 for r in rows])
     t0 = min(r["arrival_ns"] for r in rows)
@@ -90,6 +108,9 @@ def truth_stats(rows: list[dict]) -> dict:
     window = (t1 - t0) / 1e9
     chunks = sum(len(r["send_ns"]) for r in rows)
     busy = sum(r["send_ns"][-1] - r["arrival_ns"] for r in rows) / 1e9
+    # TTFT of the requests after the first wave (which also pays for connecting)
+    by_arrival = sorted(rows, key=lambda r: r["arrival_ns"])[conc:]
+    later = [(r["send_ns"][0] - r["arrival_ns"]) / 1e6 for r in by_arrival]
     # peak concurrency from arrival/last-send events
     ev = sorted([(r["arrival_ns"], 1) for r in rows] + [(r["send_ns"][-1], -1) for r in rows])
     cur = peak = 0
@@ -98,24 +119,30 @@ def truth_stats(rows: list[dict]) -> dict:
         peak = max(peak, cur)
     return {"itl_mean": float(gaps.mean()), "itl_p99": float(np.percentile(gaps, 99)),
             "ttft_mean": float(ttft.mean()), "chunks": chunks, "window_s": window,
+            "ttft_later_mean": float(np.mean(later)) if later else None,
             "chunks_per_s": chunks / window, "conc_avg": busy / window, "conc_peak": peak,
             "requests": len(rows)}
 
 
-def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | None = None) -> dict:
+def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | None = None,
+             ca: Path | None = None, warmups: int = 0) -> dict:
     cmd = [*pin(1), sys.executable, "-m", "infersweep", "bench", "serve", "--backend", "openai",
            "--base-url", url, "--model", "m", "--dataset-name", "random",
            "--random-input-len", str(ISL), "--random-output-len", str(OSL),
            "--random-range-ratio", "1.0", "--num-prompts", str(n), "--max-concurrency", str(conc),
            "--request-rate", "inf", "--ignore-eos", "--num-workers", str(workers),
            "--save-result", "--result-dir", str(out), "--result-filename", "ours.json",
-           "--no-save-records", "--disable-tqdm", *(["--timestamp-source", ts] if ts else [])]
+           "--disable-tqdm", *(["--timestamp-source", ts] if ts else []),
+           *(["--ca-cert", str(ca)] if ca else []), "--num-warmups", str(warmups)]
     cpu0 = _child_cpu()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     cpu = _child_cpu() - cpu0
     r = json.loads((out / "ours.json").read_text())
     c = r["infersweep"]["client"]
+    recs = [json.loads(x) for x in (out / "ours.records.jsonl").read_text().splitlines()[1:]]
+    later = [x["first_s"] - x["start_s"] for x in recs if x["ok"] and x["id"] >= conc]
     return {"itl_mean": r["mean_itl_ms"], "itl_p99": r["p99_itl_ms"], "ttft_mean": r["mean_ttft_ms"],
+            "ttft_later_mean": 1000 * float(np.mean(later)) if later else None,
             "tok_s": r["output_throughput"], "completed": r["completed"],
             "cpu_window_s": c["cpu_s"], "cpu_exit_s": cpu, "loop_lag_p99_ms": c["loop_lag_p99_ms"],
             "timestamps": c.get("timestamps"), "per_request_itl": False}
@@ -132,16 +159,17 @@ def per_request_truth(rows: list[dict]) -> dict:
     return {"itl_mean": float(per.mean()), "itl_p99": float(np.percentile(per, 99))}
 
 
-def one(client: str, conc: int, itl_ms: float, args, tmp: Path) -> dict:
+def one(client: str, conc: int, itl_ms: float, args, tmp: Path, scheme: str = "http") -> dict:
     n = args.num_prompts or max(4 * conc, 200)
-    srv = Server(itl_ms)
+    srv = Server(itl_ms, self_signed(tmp) if scheme == "https" else None)
     try:
         srv.reset()
         if client == "infersweep":
             workers = args.workers_2048 if conc >= 2048 else 1
-            rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source)
+            rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source, srv.ca,
+                           args.num_warmups)
             src = (rep.get("timestamps") or {}).get("source", "?")
-            rep["client"] = f"infersweep ({workers} proc, {src})"
+            rep["client"] = f"infersweep {scheme} ({workers} proc, {src})"
         elif client == "aiperf":
             rep = run_aiperf(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
             rep["client"] = "aiperf"
@@ -149,14 +177,17 @@ def one(client: str, conc: int, itl_ms: float, args, tmp: Path) -> dict:
             rep = run_guidellm(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
             rep["client"] = "guidellm"
         rows = srv.truth()
+        if client == "infersweep" and args.num_warmups:  # warm-ups all arrive before the run
+            rows = sorted(rows, key=lambda r: r["arrival_ns"])[args.num_warmups:]
     finally:
         srv.stop()
     if not rows:
         raise RuntimeError(f"{client}: the server recorded no complete request")
-    truth = truth_stats(rows)
+    truth = truth_stats(rows, conc)
     if rep.get("per_request_itl"):
         truth.update({f"per_req_{k}": v for k, v in per_request_truth(rows).items()})
-    return {"conc": conc, "itl_ms": itl_ms, "n": n, "report": rep, "truth": truth}
+    return {"conc": conc, "itl_ms": itl_ms, "n": n, "scheme": scheme, "report": rep,
+            "truth": truth}
 
 
 def row(res: dict) -> str:
@@ -171,6 +202,8 @@ def row(res: dict) -> str:
     per1k_w = f"{1000 * cpu_w / t['chunks']:.4f}" if cpu_w is not None else "-"
     per1k_x = f"{1000 * r['cpu_exit_s'] / t['chunks']:.4f}"
     star = "*" if r.get("per_request_itl") else ""
+    later_err = (f"{r['ttft_later_mean'] - t['ttft_later_mean']:+.1f}"
+                 if r.get("ttft_later_mean") is not None and t.get("ttft_later_mean") else "-")
     return (f"| {r['client']} | {res['conc']} | {res['itl_ms']:g} | {res['n']} | "
             f"{base_itl[0]:.2f} / {base_itl[1]:.2f}{star} | "
             f"{(r['itl_mean'] or 0):.2f} / {(r['itl_p99'] or 0):.2f} | "
@@ -178,13 +211,15 @@ def row(res: dict) -> str:
             f"{t['ttft_mean']:.1f} | {(r['ttft_mean'] or 0):.1f} | "
             f"{(r['ttft_mean'] or 0) - t['ttft_mean']:+.1f} | {(r['tok_s'] or 0):.0f} | "
             f"{t['chunks_per_s']:.0f} | {t['conc_avg']:.0f} / {t['conc_peak']} | "
-            f"{per1k_w} ({per1k_x}) | {r.get('loop_lag_p99_ms', float('nan')):.1f} |")
+            f"{per1k_w} ({per1k_x}) | {r.get('loop_lag_p99_ms', float('nan')):.1f} | "
+            f"{later_err} |")
 
 
 HEADER = ("| client | C | true ITL ms | N | true ITL mean / p99 | reported ITL mean / p99 | "
           "ITL err % mean / p99 | true TTFT | rep. TTFT | TTFT err ms | rep. tok/s | "
-          "true chunks/s | server conc. avg / peak | CPU s/1k chunks (to exit) | loop lag p99 ms |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "true chunks/s | server conc. avg / peak | CPU s/1k chunks (to exit) | loop lag p99 ms | "
+          "TTFT err after 1st wave ms |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main() -> None:
@@ -193,24 +228,29 @@ def main() -> None:
     ap.add_argument("--conc-40ms", type=int, nargs="*", default=[2048])
     ap.add_argument("--itl-ms", type=float, default=20.0)
     ap.add_argument("--num-prompts", type=int, default=0, help="override N = max(4C, 200)")
+    ap.add_argument("--num-warmups", type=int, default=0,
+                    help="infersweep warm-up requests before the measured ones (with C or more, "
+                         "the measured requests reuse connections: no connect or TLS handshake)")
     ap.add_argument("--workers-2048", type=int, default=2)
     ap.add_argument("--peers", nargs="*", default=[], choices=["aiperf", "guidellm"])
     ap.add_argument("--peer-conc", type=int, nargs="*", default=[256])
     ap.add_argument("--peers-venv", default=None)
     ap.add_argument("--tokenizer-dir", default=None)
     ap.add_argument("--json-out", default=None)
+    ap.add_argument("--schemes", nargs="*", default=["http"], choices=["http", "https"],
+                    help="run each infersweep case over these, in turn (https: self-signed)")
     ap.add_argument("--timestamp-source", choices=["auto", "kernel", "user"], default=None,
                     help="passed to infersweep bench serve (default: its own default)")
     args = ap.parse_args()
     results = []
-    cases = [("infersweep", c, args.itl_ms) for c in args.conc]
-    cases += [("infersweep", c, 40.0) for c in args.conc_40ms]
-    cases += [(p, c, args.itl_ms) for p in args.peers for c in args.peer_conc]
+    cases = [("infersweep", c, args.itl_ms, sch) for c in args.conc for sch in args.schemes]
+    cases += [("infersweep", c, 40.0, sch) for c in args.conc_40ms for sch in args.schemes]
+    cases += [(p, c, args.itl_ms, "http") for p in args.peers for c in args.peer_conc]
     print(HEADER, flush=True)
-    for client, conc, itl in cases:
+    for client, conc, itl, scheme in cases:
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                res = one(client, conc, itl, args, Path(tmp))
+                res = one(client, conc, itl, args, Path(tmp), scheme)
             except (RuntimeError, subprocess.CalledProcessError) as exc:
                 print(f"| {client} | {conc} | {itl:g} | failed: {str(exc)[:400]!r} |", flush=True)
                 results.append({"client": client, "conc": conc, "error": str(exc)})

@@ -51,7 +51,13 @@ def bench():
 @click.option("--backend", type=click.Choice(BACKENDS), default="openai", show_default=True,
               help="openai-chat uses /v1/chat/completions; the rest use /v1/completions.")
 @click.option("--base-url", default=None, callback=_parsed(options.base_url),
-              help="e.g. http://127.0.0.1:8000")
+              help="e.g. http://127.0.0.1:8000 or https://host (OPENAI_API_KEY, if set, is "
+                   "sent as a bearer token).")
+@click.option("--ca-cert", type=click.Path(dir_okay=False), default=None,
+              help="https: PEM file of the CA(s) to trust instead of the system store "
+                   "(SSL_CERT_FILE works too).")
+@click.option("--insecure", is_flag=True,
+              help="https: skip certificate and host name verification.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=SERVER_PORT, default=8000, show_default=True)
 @click.option("--endpoint", default=None, callback=_parsed(options.endpoint),

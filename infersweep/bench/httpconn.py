@@ -17,6 +17,15 @@ When several chunks are already queued in a socket, one read returns them togeth
 kernel stamp is that of the newest segment read (Linux reports the last segment's time), so
 all the events in that read share the newest arrival time. The user-space clock does the
 same, only later.
+
+TLS (https) runs over the same socket: the connection feeds the bytes of each ``recvmsg`` into
+an ``ssl.SSLObject`` through a memory BIO and hands on whatever plaintext they complete, with
+that read's stamp. A TLS record split over two reads is decrypted, and so arrives, with the
+second: the time its last byte reached the host.
+
+Every response that breaks HTTP/1.1 (status line, headers, chunked framing) fails its request
+at once with a :class:`~infersweep.bench.failures.Failure` class and closes the connection;
+nothing raised while parsing or in a sink escapes the socket callback.
 """
 
 from __future__ import annotations
@@ -26,18 +35,25 @@ import contextlib
 import errno
 import os
 import platform
+import re
 import socket
+import ssl
 import struct
 import sys
 import time
 from array import array
 from collections.abc import Callable
 
+from infersweep.bench.failures import Failure, ProtocolError, RequestFailure
+from infersweep.bench.tls import TLSConfig, TLSSession, handshake
+
 _now = time.monotonic_ns
 
 # Bytes per read. Larger is not cheaper: CPython allocates the whole size for every read and
 # shrinks it after, and at 256 KiB glibc serves that from mmap/brk at ~10 µs a read on Linux.
 RECV_SIZE = 65536
+# Plaintext per SSLObject.read: one TLS record holds at most 16 KiB.
+TLS_READ_SIZE = 16384
 
 # Linux's SO_TIMESTAMPNS / SO_TIMESTAMP (the "old" ABI: struct timespec / timeval of native
 # longs; the control message type equals the option). Python only names them from 3.12's
@@ -191,12 +207,8 @@ def kernel_timestamps_available() -> bool:
         return False
 
 
-class HTTPError(Exception):
-    """Transport-level failure (connection refused, reset, malformed response)."""
-
-    def __init__(self, error_class: str, message: str):
-        super().__init__(message)
-        self.error_class = error_class
+# The exception a request's future fails with; the name callers have always imported.
+HTTPError = RequestFailure
 
 
 class Sink:
@@ -214,11 +226,12 @@ class ClientConnection:
 
     The socket is registered with the loop for reading for the connection's whole life (so an
     idle pooled connection notices the server closing it) and for writing only while a request
-    is partly sent. It is unregistered before the socket is closed.
+    is partly sent. It is unregistered before the socket is closed. ``tls`` is an established
+    :class:`TLSSession` on this socket (https), or None.
     """
 
     def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop,
-                 clock: ArrivalClock | None = None):
+                 clock: ArrivalClock | None = None, tls: TLSSession | None = None):
         self.sock = sock
         self.loop = loop
         self.clock = clock if clock is not None else ArrivalClock("user")
@@ -228,12 +241,16 @@ class ClientConnection:
         self._wbuf = b""
         self._sink: Sink | None = None
         self._done: asyncio.Future | None = None
-        self._state = 0  # 0 idle, 1 headers, 2 chunk size, 3 chunk data, 4 sized body, 5 to close
+        # 0 idle, 1 head, 2 chunk-size line, 3 chunk data, 4 sized body, 5 body to close,
+        # 6 CRLF after chunk data, 7 trailer section
+        self._state = 0
         self._buf = b""
         self._remaining = 0
         self._keepalive = True
         self._last_t = 0
         self.last_activity = 0
+        self._tls = tls
+        self._deliver = self.feed if tls is None else self._feed_tls
         sock.setblocking(False)
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -241,6 +258,9 @@ class ClientConnection:
         self._ts_type, self._ts_scale = self._ts or (0, 0)
         loop.add_reader(self._fd, self._on_kernel_readable if self._ts else self._on_readable)
         self._registered = True
+        if tls is not None and tls.incoming.pending:
+            # bytes that came with the end of the handshake (TLS 1.3 session tickets)
+            loop.call_soon(self._feed_tls, b"", _now())
 
     # -- reading ---------------------------------------------------------------------------
     def _on_readable(self) -> None:
@@ -256,7 +276,7 @@ class ClientConnection:
             self._lost(None)
             return
         self.clock.user_reads += 1
-        self.feed(data, t)
+        self._deliver(data, t)
 
     def _on_kernel_readable(self) -> None:
         try:
@@ -291,103 +311,198 @@ class ClientConnection:
             clock.delays.append(t_user - t)
         if t < self._last_t:
             t = self._last_t
-        self.feed(data, t)
+        self._deliver(data, t)
+
+    def _feed_tls(self, data: bytes, t: int) -> None:
+        """Decrypt the TLS records ``data`` completes; their plaintext arrived at ``t``."""
+        tls = self._tls
+        if data:
+            tls.incoming.write(data)
+        plain = []
+        eof = False
+        obj, incoming = tls.obj, tls.incoming
+        while True:
+            try:
+                piece = obj.read(TLS_READ_SIZE)
+            except ssl.SSLWantReadError:
+                break
+            except ssl.SSLZeroReturnError:  # the server's close_notify
+                eof = True
+                break
+            except ssl.SSLError as exc:
+                self._fail(Failure.TLS_ERROR, f"TLS error while reading: {exc.reason or exc}")
+                return
+            if not piece:
+                eof = True
+                break
+            plain.append(piece)
+            if not incoming.pending and not obj.pending():
+                break  # all read: asking again would only build an SSLWantReadError (~1.5 µs)
+        if tls.outgoing.pending:  # e.g. a key update answered by the TLS layer
+            self._send_raw(tls.outgoing.read())
+        if plain:
+            self.feed(plain[0] if len(plain) == 1 else b"".join(plain), t)
+        if eof and not self.closed:
+            self._lost(None)
 
     def feed(self, data: bytes, t: int) -> None:
-        """Parse received bytes that arrived at monotonic time ``t`` (ns)."""
+        """Parse received bytes that arrived at monotonic time ``t`` (ns).
+
+        A protocol problem, in the HTTP framing here or in the sink's parsing of the body,
+        fails the request at once; so does any other exception (as a client defect), which
+        would otherwise escape the loop's callback and leave the request waiting for a
+        timeout.
+        """
         self._last_t = t
         self.last_activity = t
         sink = self._sink
         if sink is None:
-            return  # unsolicited bytes on an idle connection: ignore
-        if self._state == 2 and not self._buf:  # the usual streaming read: one whole chunk
-            body = _single_chunk(data)
-            if body is not None:
-                sink.on_body(body, t)
-                return
-        self._parse(data, t, sink)
+            if data and not self.closed:
+                # bytes nobody asked for: the connection's framing can no longer be trusted
+                self.close()
+            return
+        try:
+            if self._state == 2 and not self._buf:  # the usual streaming read: one whole chunk
+                body = _single_chunk(data)
+                if body is not None:
+                    sink.on_body(body, t)
+                    return
+            self._parse(data, t, sink)
+        except ProtocolError as exc:
+            self._fail(exc.error_class, str(exc))
+        except Exception as exc:  # noqa: BLE001 - a defect must fail one request, not hang it
+            self._fail(Failure.CLIENT_ERROR, f"{type(exc).__name__} while parsing the "
+                       f"response: {exc}"[:300])
 
     def _parse(self, data: bytes, t: int, sink: Sink) -> None:
         """The general response parser: any split of head, chunks and body across reads."""
         state = self._state
         buf = self._buf + data if self._buf else data
         self._buf = b""
-        if state == 1:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
+        while state == 1:
+            m = _HEAD_END.search(buf)
+            if m is None:
+                _check_partial_head(buf)
                 self._buf = buf
                 return
-            head, buf = buf[:end], buf[end + 4 :]
-            try:
-                status, headers = _parse_head(head)
-            except ValueError as exc:
-                self._fail("malformed_http", str(exc))
-                return
-            self._keepalive = headers.get("connection", "").lower() != "close"
+            status, headers, version = _parse_head(buf[: m.start()])
+            buf = buf[m.end() :]
+            if 100 <= status < 200 and status != 101:
+                continue  # an interim response (100 Continue, 103 Early Hints): the real one follows
+            state, self._remaining, self._keepalive = _framing(status, headers, version)
             sink.on_headers(status, headers, t)
-            if headers.get("transfer-encoding", "").lower() == "chunked":
-                state = 2
-            elif "content-length" in headers:
-                self._remaining = int(headers["content-length"])
-                state = 4
-            else:
-                state = 5
-                self._keepalive = False
-        if state == 2 or state == 3:
-            # chunked: self._remaining counts the chunk's data plus its trailing CRLF
-            pieces = []
-            pos = 0
-            n = len(buf)
-            while True:
-                if state == 3:
-                    avail = n - pos
-                    data_left = self._remaining - 2
-                    if data_left > 0 and avail:
-                        d = data_left if data_left < avail else avail
-                        pieces.append(buf[pos : pos + d])
-                    take = self._remaining if self._remaining < avail else avail
-                    pos += take
-                    self._remaining -= take
-                    if self._remaining:
-                        break
-                    state = 2
-                eol = buf.find(b"\r\n", pos)
-                if eol < 0:
-                    self._buf = buf[pos:]
-                    break
-                try:
-                    size = int(buf[pos:eol].split(b";", 1)[0], 16)
-                except ValueError:
-                    self._fail("malformed_http", "bad chunk size in chunked response")
-                    return
-                pos = eol + 2
-                if size == 0:  # last chunk; SSE servers send no trailers
-                    if pieces:
-                        sink.on_body(b"".join(pieces), t)
-                    self._finish()
-                    return
-                self._remaining = size + 2
-                state = 3
-            self._state = state
-            if pieces:
-                sink.on_body(b"".join(pieces), t)
+            if state == 0:  # no body (204, 304, Content-Length: 0)
+                self._finish(bool(buf))
+                return
+        if state >= 6 or state == 2 or state == 3:
+            self._parse_chunked(buf, t, sink, state)
             return
         if state == 4:
-            take = buf[: self._remaining]
+            take = buf[: self._remaining] if len(buf) > self._remaining else buf
             self._remaining -= len(take)
             self._state = 4
             if take:
                 sink.on_body(take, t)
             if self._remaining <= 0:
-                self._finish()
+                self._finish(len(buf) > len(take))
             return
         if state == 5:
             self._state = 5
             if buf:
                 sink.on_body(buf, t)
 
+    def _parse_chunked(self, buf: bytes, t: int, sink: Sink, state: int) -> None:
+        """Chunked transfer coding (RFC 9112 section 7.1), strictly: a size line of hex
+        digits (extensions ignored), the data, CRLF; after the last chunk, trailers (ignored)
+        and an empty line."""
+        pieces: list[bytes] = []
+        try:
+            self._chunks(buf, t, sink, state, pieces)
+        except ProtocolError:
+            # the data before a framing error is delivered first, so that the problem earliest
+            # in the stream is the one reported, however the reads were split
+            if pieces:
+                sink.on_body(b"".join(pieces), t)
+            raise
+
+    def _chunks(self, buf: bytes, t: int, sink: Sink, state: int, pieces: list[bytes]) -> None:
+        pos = 0
+        n = len(buf)
+        while True:
+            if state == 3:
+                avail = n - pos
+                if not avail:
+                    break
+                d = self._remaining if self._remaining < avail else avail
+                pieces.append(buf[pos : pos + d])
+                pos += d
+                self._remaining -= d
+                if self._remaining:
+                    break
+                state = 6
+            if state == 6:
+                if n - pos < 2:
+                    if n - pos == 1 and buf[pos] != 13:
+                        raise ProtocolError(Failure.BAD_CHUNK, "chunk data not followed by CRLF")
+                    self._buf = buf[pos:]
+                    break
+                if buf[pos : pos + 2] != b"\r\n":
+                    raise ProtocolError(Failure.BAD_CHUNK, "chunk data longer than its size "
+                                        f"line says (next bytes {buf[pos : pos + 12]!r})")
+                pos += 2
+                state = 2
+            if state == 2:
+                m = _CHUNK_LINE.match(buf, pos)
+                if m is None:
+                    rest = buf[pos:]
+                    if rest and not _CHUNK_LINE_PREFIX.fullmatch(rest):
+                        raise ProtocolError(Failure.BAD_CHUNK,
+                                            f"invalid chunk-size line {rest[:40]!r}")
+                    self._buf = rest
+                    break
+                pos = m.end()
+                size = int(m.group(1), 16)
+                if size:
+                    self._remaining = size
+                    state = 3
+                    continue
+                state = 7
+            # state 7: trailer fields, ended by an empty line
+            eol = buf.find(b"\n", pos)
+            if eol < 0:
+                if n - pos > MAX_HEAD:
+                    raise ProtocolError(Failure.BAD_CHUNK, "trailer section larger than 64 KiB")
+                self._buf = buf[pos:]
+                break
+            line = buf[pos:eol]
+            pos = eol + 1
+            if line in (b"", b"\r"):
+                if pieces:
+                    body = b"".join(pieces)
+                    pieces.clear()
+                    sink.on_body(body, t)
+                self._finish(pos < n)
+                return
+        self._state = state
+        if pieces:
+            body = b"".join(pieces)
+            pieces.clear()
+            sink.on_body(body, t)
+
     # -- writing ---------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._tls is not None:
+            try:
+                self._tls.obj.write(data)
+            except ssl.SSLError as exc:
+                self._fail(Failure.TLS_ERROR, f"TLS error while writing: {exc.reason or exc}")
+                return
+            data = self._tls.outgoing.read()
+        self._send_raw(data)
+
+    def _send_raw(self, data: bytes) -> None:
         if self.closed:
             return
         if self._wbuf:
@@ -419,14 +534,15 @@ class ClientConnection:
     # -- life cycle ------------------------------------------------------------------------
     def _lost(self, exc: BaseException | None) -> None:
         """The peer closed (``exc`` None) or the socket failed."""
+        state = self._state
         self._teardown()
         if self._done is not None and not self._done.done():
-            if self._state == 5:
-                self._finish()
+            if state == 5 or state == 7:  # body ends at close / only the final CRLF missing
+                self._finish(False)
             else:
-                msg = f"connection closed by server mid-response ({exc})" if exc else (
-                    "connection closed by server mid-response")
-                self._done.set_exception(HTTPError("disconnect", msg))
+                where = "before the response" if state == 1 and not self._buf else "mid-response"
+                msg = f"connection closed by the server {where}" + (f" ({exc})" if exc else "")
+                self._done.set_exception(HTTPError(Failure.CONNECTION_CLOSED, msg))
 
     def _teardown(self) -> None:
         """Unregister the socket from the loop, then close it (never the other way round)."""
@@ -452,7 +568,8 @@ class ClientConnection:
         self._state = 1
         self._buf = b""
         if self.closed:
-            self._done.set_exception(HTTPError("disconnect", "connection already closed"))
+            self._done.set_exception(HTTPError(Failure.CONNECTION_CLOSED,
+                                               "connection already closed"))
             return self._done
         self._write(head + body)
         return self._done
@@ -467,10 +584,15 @@ class ClientConnection:
         self._sink = None
         self._teardown()
 
-    def _finish(self) -> None:
+    def _finish(self, leftover: bool = False) -> None:
+        """The response is complete. ``leftover``: bytes followed it that nobody asked for
+        (no pipelining here), so the connection is not reused."""
         self._state = 0
         self._sink = None
+        self._buf = b""
         done, self._done = self._done, None
+        if leftover:
+            self._keepalive = False
         if not self._keepalive:
             self._teardown()
         if done is not None and not done.done():
@@ -481,6 +603,28 @@ class ClientConnection:
         return not self.closed and self._keepalive and self._state == 0
 
 
+MAX_HEAD = 64 * 1024
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_HEAD_LINE = re.compile(r"\r?\n")
+_STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?:[ \t][^\x00-\x08\x0a-\x1f\x7f]*)?")
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_DIGITS = re.compile(r"[0-9]{1,19}")
+_CHUNK_LINE = re.compile(rb"([0-9A-Fa-f]{1,16})[ \t]*(?:;[^\r\n]*)?\r?\n")
+_CHUNK_LINE_PREFIX = re.compile(rb"[0-9A-Fa-f]{1,16}[ \t]*(?:;[^\r\n]{0,4096})?\r?")
+_HTTP_PREFIX = b"HTTP/1."
+
+
+def _check_partial_head(buf: bytes) -> None:
+    """Fail now, not at a timeout, when the bytes so far cannot begin a response head."""
+    k = min(len(buf), len(_HTTP_PREFIX))
+    if buf[:k] != _HTTP_PREFIX[:k]:
+        line = buf.split(b"\n", 1)[0][:80]
+        raise ProtocolError(Failure.BAD_STATUS, f"not an HTTP/1.x response: {line!r}")
+    if len(buf) > MAX_HEAD:
+        raise ProtocolError(Failure.BAD_HEADER, "response head larger than 64 KiB")
+
+
 def _single_chunk(data: bytes) -> bytes | None:
     """The data of ``data`` if it is exactly one whole, non-final chunk; else None.
 
@@ -488,39 +632,78 @@ def _single_chunk(data: bytes) -> bytes | None:
     extension) and the caller falls back to the general parser, which accepts the same input.
     """
     eol = data.find(b"\r\n")
-    if eol <= 0:
+    if eol <= 0 or eol > 16:
         return None
     try:
         size = int(data[:eol], 16)
     except ValueError:
         return None
-    if size <= 0 or len(data) != eol + size + 4 or not data.endswith(b"\r\n"):
+    # exactly eol hex digits: int() also takes "0x", "_", "+", spaces (and leading zeros
+    # are left to the general parser)
+    if size <= 0 or (size.bit_length() + 3) >> 2 != eol or len(data) != eol + size + 4 \
+            or not data.endswith(b"\r\n"):
         return None
     return data[eol + 2 : -2]
 
 
-def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
-    lines = head.decode("latin-1").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/"):
-        raise ValueError(f"not an HTTP response: {lines[0][:80]!r}")
-    status = int(parts[1])
-    headers = {}
+def _parse_head(head: bytes) -> tuple[int, dict[str, str], int]:
+    """(status, headers by lower-case name, minor version) of a response head, or a
+    ProtocolError saying what is wrong with it."""
+    lines = _HEAD_LINE.split(head.decode("latin-1"))
+    m = _STATUS_LINE.fullmatch(lines[0])
+    if m is None:
+        raise ProtocolError(Failure.BAD_STATUS, f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+    headers: dict[str, str] = {}
     for line in lines[1:]:
-        k, _, v = line.partition(":")
-        headers[k.strip().lower()] = v.strip()
-    return status, headers
+        name, sep, value = line.partition(":")
+        if not sep or not _TOKEN.fullmatch(name):
+            raise ProtocolError(Failure.BAD_HEADER, f"malformed header line {line[:80]!r}")
+        value = value.strip(" \t")
+        if _BAD_VALUE.search(value):
+            raise ProtocolError(Failure.BAD_HEADER, f"control character in header {name!r}")
+        key = name.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return int(m.group(2)), headers, int(m.group(1))
+
+
+def _framing(status: int, headers: dict[str, str], minor: int) -> tuple[int, int, bool]:
+    """(parser state for the body, Content-Length, keep-alive) of a response head."""
+    conn = {x.strip().lower() for x in headers.get("connection", "").split(",")}
+    keepalive = "close" not in conn if minor >= 1 else "keep-alive" in conn
+    if status in (204, 304):
+        return 0, 0, keepalive
+    te = headers.get("transfer-encoding")
+    if te is not None:
+        codings = [x.strip().lower() for x in te.split(",")]
+        if codings != ["chunked"]:
+            raise ProtocolError(Failure.BAD_HEADER, f"unsupported Transfer-Encoding {te[:60]!r} "
+                                "(only chunked)")
+        return 2, 0, keepalive
+    cl = headers.get("content-length")
+    if cl is not None:
+        values = {x.strip() for x in cl.split(",")}
+        if len(values) != 1 or not _DIGITS.fullmatch(next(iter(values))):
+            raise ProtocolError(Failure.BAD_HEADER, f"Content-Length is not a number: {cl[:60]!r}")
+        n = int(next(iter(values)))
+        return (4, n, keepalive) if n else (0, 0, keepalive)
+    return 5, 0, False
 
 
 class Pool:
-    """Keep-alive connections to one host:port, opened on demand, reused when idle."""
+    """Keep-alive connections to one host:port, opened on demand, reused when idle.
+
+    With ``tls`` (https) every connection runs a TLS handshake after connecting; the SSL
+    context is made on first use, in the process that uses it.
+    """
 
     def __init__(self, host: str, port: int, connect_timeout: float = 30.0,
-                 clock: ArrivalClock | None = None):
+                 clock: ArrivalClock | None = None, tls: TLSConfig | None = None):
         self.host = host
         self.port = port
         self.connect_timeout = connect_timeout
         self.clock = clock if clock is not None else ArrivalClock()
+        self.tls = tls
+        self._ctx = None
         self._idle: list[ClientConnection] = []
         self._addrs: list | None = None
         self._lookup: asyncio.Future | None = None
@@ -536,9 +719,11 @@ class Pool:
         try:
             conn = await self._connect(loop, deadline)
         except TimeoutError as exc:
-            raise HTTPError("connect_timeout", f"connect to {self.host}:{self.port} timed out") from exc
+            raise HTTPError(Failure.CONNECT_TIMEOUT,
+                            f"connect to {self.host}:{self.port} timed out") from exc
         except OSError as exc:
-            raise HTTPError("connect_error", f"cannot connect to {self.host}:{self.port}: {exc.strerror or exc}") from exc
+            raise HTTPError(Failure.CONNECT_ERROR, f"cannot connect to {self.host}:{self.port}: "
+                            f"{exc.strerror or exc}") from exc
         self.opened += 1
         return conn
 
@@ -572,17 +757,32 @@ class Pool:
             try:
                 sock.setblocking(False)
                 await sock_connect(loop, sock, addr, deadline)
+                session = None if self.tls is None else await self._handshake(loop, sock, deadline)
             except OSError as exc:  # TimeoutError included: the deadline is shared
                 sock.close()
                 err = exc
                 if isinstance(exc, TimeoutError):
                     raise
                 continue
-            except BaseException:  # cancelled: don't leak the socket
+            except BaseException:  # cancelled, or a TLS failure: don't leak the socket
                 sock.close()
                 raise
-            return ClientConnection(sock, loop, self.clock)
+            return ClientConnection(sock, loop, self.clock, session)
         raise err or OSError(f"no address for {self.host}")
+
+    async def _handshake(self, loop, sock: socket.socket, deadline: float) -> TLSSession:
+        """TLS on a connected socket; every failure is a RequestFailure of a TLS class."""
+        if self._ctx is None:
+            self._ctx = self.tls.context()
+        try:
+            return await handshake(loop, sock, self._ctx, self.host, deadline)
+        except TimeoutError as exc:
+            raise HTTPError(Failure.TLS_ERROR, f"TLS handshake with {self.host}:{self.port} "
+                            f"timed out after {self.connect_timeout:g}s (is it serving "
+                            "https?)") from exc
+        except OSError as exc:
+            raise HTTPError(Failure.CONNECTION_CLOSED, f"connection to {self.host}:{self.port} "
+                            f"lost during the TLS handshake: {exc}") from exc
 
     def release(self, conn: ClientConnection) -> None:
         if conn.reusable:
@@ -644,12 +844,28 @@ def _resolve_future(fut: asyncio.Future, exc: BaseException | None) -> None:
 
 def build_head(method: str, host: str, port: int, path: str, body_len: int,
                extra: dict[str, str] | None = None) -> bytes:
-    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}",
-             "Content-Type: application/json", "Accept: text/event-stream, application/json",
-             f"Content-Length: {body_len}"]
+    """A request head; a GET without a body carries no content headers."""
+    authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {authority}"]
+    if method != "GET" or body_len:
+        lines += ["Content-Type: application/json", f"Content-Length: {body_len}"]
+    lines.append("Accept: text/event-stream, application/json")
     for k, v in (extra or {}).items():
         lines.append(f"{k}: {v}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def check_header(name: str, value: str) -> str | None:
+    """Why ``name: value`` cannot be sent as a header (None if it can)."""
+    if not _TOKEN.fullmatch(name):
+        return f"header name {name!r} is not an HTTP token"
+    if _BAD_VALUE.search(value):
+        return f"header {name} contains a line break or control character"
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        return f"header {name} has characters outside Latin-1"
+    return None
 
 
 Callback = Callable[[bytes, int], None]

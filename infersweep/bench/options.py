@@ -11,7 +11,8 @@ from infersweep.diagnostics import did_you_mean
 
 METRICS = ("ttft", "tpot", "itl", "e2el")
 GOODPUT_KEYS = ("ttft", "tpot", "e2el")
-SCHEMES = ("http",)
+SCHEMES = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 ENDPOINTS = ("/v1/completions", "/v1/chat/completions")
 
 
@@ -77,8 +78,7 @@ def base_url(url: str) -> tuple[str, str, int]:
     """(scheme, host, port) of a server URL."""
     u = urlsplit(url)
     if u.scheme not in SCHEMES or not u.hostname:
-        raise ValueError(f"{url!r}: expected {' or '.join(s + '://' for s in SCHEMES)}host:port"
-                         + ("; https is not supported" if u.scheme == "https" else ""))
+        raise ValueError(f"{url!r}: expected {' or '.join(s + '://' for s in SCHEMES)}host:port")
     try:
         port = u.port
     except ValueError:
@@ -87,7 +87,7 @@ def base_url(url: str) -> tuple[str, str, int]:
         raise ValueError(f"{url!r}: the port must be a number in 1..65535")
     if u.query or u.fragment:
         raise ValueError(f"{url!r}: a base URL takes no query or fragment")
-    return u.scheme, u.hostname, port or 80
+    return u.scheme, u.hostname, port or DEFAULT_PORTS[u.scheme]
 
 
 def endpoint(path: str) -> str:

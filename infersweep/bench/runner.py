@@ -21,6 +21,7 @@ import orjson
 from infersweep import progress
 from infersweep.bench import dataset, httpconn, metrics, options, outputs, probe, result
 from infersweep.bench import records as records_file
+from infersweep.bench.tls import TLSConfig
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
 from infersweep.bench.worker import Shared, WorkerSpec, worker_main
 from infersweep.bench.workload import Workload, auth_headers
@@ -70,6 +71,8 @@ class BenchArgs:
     max_failed_fraction: float = 0.05
     no_progress: bool = False
     timestamp_source: str = "auto"
+    ca_cert: str | None = None
+    insecure: bool = False
 
 
 def validate(a: BenchArgs) -> None:
@@ -123,6 +126,12 @@ def validate(a: BenchArgs) -> None:
             parse(value)
         except ValueError as exc:
             errs.append(f"{flag} {exc}")
+    scheme = urlsplit(a.base_url).scheme
+    if (a.ca_cert or a.insecure) and scheme != "https":
+        errs.append("--ca-cert and --insecure apply to https base URLs only")
+    for k, v in auth_headers().items():
+        if (why := httpconn.check_header(k, v)) is not None:
+            errs.append(f"OPENAI_API_KEY cannot be sent: {why}")
     if errs:
         raise InputError(errs if len(errs) > 1 else errs[0])
 
@@ -162,8 +171,12 @@ def run(a: BenchArgs) -> int:
     pcts = options.metric_percentiles(a.metric_percentiles)
     goodput = options.goodput(a.goodput)
     chat = a.backend == "openai-chat" or a.endpoint.rstrip("/").endswith("chat/completions")
-    _, host, port = options.base_url(a.base_url)
+    scheme, host, port = options.base_url(a.base_url)
     url = a.base_url.rstrip("/") + a.endpoint
+    tls = None
+    if scheme == "https":
+        tls = TLSConfig(ca_cert=a.ca_cert, insecure=a.insecure)
+        tls.context()  # a bad --ca-cert is an error now, not in every worker
     targets = None
     date = result.now_date()  # one stamp for the result's "date" and its default file name
     if a.save_result:  # every output path is checked before the first request
@@ -174,7 +187,8 @@ def run(a: BenchArgs) -> int:
 
     with SignalGuard() as guard:
         try:
-            return _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date)
+            return _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets,
+                        date)
         except Interrupted as exc:
             _note(f"interrupted by {exc.name} before the measured run started; nothing written")
             return exc.exit_code
@@ -214,15 +228,16 @@ def _prepare(a: BenchArgs, chat: bool):
     return mode, vocab, common, work, warm
 
 
-def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date) -> int:
+def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets, date) -> int:
     mode, vocab, common, work, warm = _prepare(a, chat)
 
     # ---- readiness ----
     if a.probe:
-        which = probe.wait_ready(a.base_url.rstrip("/"), a.ready_timeout)
+        which = probe.wait_ready(a.base_url.rstrip("/"), a.ready_timeout, tls, auth_headers())
         tiny = dataset.make_plan(1, 8, 2, 1.0, a.seed + 7, vocab)
         tw = Workload(tiny, **{**common, "prompt_mode": "pseudo" if mode == "text" else mode})
-        probe.test_request(url, tw.body(0), chat, auth_headers(), timeout=min(a.request_timeout, 600))
+        probe.test_request(url, tw.body(0), chat, auth_headers(), timeout=min(a.request_timeout, 600),
+                           tls=tls)
         _note(f"server ready ({which} answered; test request streamed and reported usage)")
 
     # ---- workers ----
@@ -241,7 +256,7 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, targets, date
                           if schedule is None or a.max_concurrency else [0] * w,
                           schedule=schedule, request_timeout=a.request_timeout,
                           idle_timeout=a.idle_timeout, keep_text=a.save_detailed,
-                          records_dir=tmp, timestamp_source=a.timestamp_source)
+                          records_dir=tmp, timestamp_source=a.timestamp_source, tls=tls)
         ctx = mp.get_context("fork")
         shared = Shared(ctx, w)
         me = os.getpid()

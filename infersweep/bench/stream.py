@@ -4,12 +4,19 @@ Token accounting follows InferenceX: a "token chunk" is an event whose JSON has 
 ``choices``; ``output_tokens`` comes from the final ``usage``. A stream that ends without
 ``usage`` is a failure (``missing_usage``), never a silent zero. When the server sends usage in
 every chunk (``continuous_usage_stats``) the per-chunk token count is the usage delta.
+
+Data that breaks the format (not JSON, ``choices`` not a list of objects, token counts that are
+not non-negative integers, text that is not a string) raises :class:`ProtocolError`: the
+connection fails the request at once. Only well-typed values reach the record.
 """
 
 from __future__ import annotations
 
+import os
+
 import orjson
 
+from infersweep.bench.failures import Failure, ProtocolError
 from infersweep.bench.httpconn import Sink
 from infersweep.bench.sse import SSEParser
 
@@ -65,40 +72,84 @@ class StreamSink(Sink):
         try:
             obj = _loads(data)
         except orjson.JSONDecodeError:
-            self._set_error("malformed_sse", f"event data is not JSON: {data[:120]!r}")
-            return
-        if not isinstance(obj, dict):
-            self._set_error("malformed_sse", f"event data is not a JSON object: {data[:120]!r}")
-            return
+            self._protocol(Failure.BAD_JSON, f"event data is not JSON: {data[:120]!r}")
+        if obj.__class__ is not dict:
+            self._protocol(Failure.BAD_JSON, f"event data is not a JSON object: {data[:120]!r}")
         if etype == "error" or "error" in obj or obj.get("object") == "error":
             err = obj.get("error", obj)
             msg = err.get("message", str(err)) if isinstance(err, dict) else str(err)
-            self._set_error("stream_error", f"error event mid-stream: {msg}"[:300])
+            self._set_error(Failure.STREAM_ERROR, f"error event mid-stream: {msg}"[:300])
             return
         self.last_event_t = t
-        ct, pt = _usage_counts(obj.get("usage"))
+        usage = obj.get("usage")
+        if usage is None:
+            ct = pt = None
+        elif usage.__class__ is dict:
+            ct = usage.get("completion_tokens")
+            pt = usage.get("prompt_tokens")
+            if ((ct is not None and (ct.__class__ is not int or ct < self._cum))
+                    or (pt is not None and (pt.__class__ is not int or pt < 0))):
+                self._bad_usage(ct, pt)
+        else:
+            self._protocol(Failure.BAD_FIELD, f"usage is not an object: {usage!r:.80}")
         choices = obj.get("choices")
         if choices:
+            if choices.__class__ is not list:
+                self._protocol(Failure.BAD_FIELD, f"choices is not a list: {data[:120]!r}")
+            c0 = choices[0]
+            if c0.__class__ is not dict or (len(choices) > 1 and not all(
+                    c.__class__ is dict for c in choices)):
+                self._protocol(Failure.BAD_FIELD, f"choices is not a list of objects: "
+                               f"{data[:120]!r}")
             if ct is None:
                 n = -1
             else:
                 n = ct - self._cum
                 self._cum = ct
+            if self.chat:
+                delta = c0.get("delta")
+                if delta is None:
+                    txt = None
+                elif delta.__class__ is dict:
+                    txt = delta.get("content")
+                else:
+                    self._protocol(Failure.BAD_FIELD, f"choices[0].delta is not an object: "
+                                   f"{data[:120]!r}")
+            else:
+                txt = c0.get("text")
+            if txt is not None and txt.__class__ is not str:
+                self._protocol(Failure.BAD_FIELD, f"choices[0].{'delta.content' if self.chat else 'text'}"
+                               f" is not a string: {data[:120]!r}")
             self.chunk_t.append(t)
             self.chunk_tok.append(n)
-            c0 = choices[0]
-            txt = c0.get("delta", {}).get("content") if self.chat else c0.get("text")
             if txt:
                 self.text_chunks += 1
                 if self.keep_text:
                     self.text.append(txt)
+        elif choices is not None and choices.__class__ is not list:
+            self._protocol(Failure.BAD_FIELD, f"choices is not a list: {data[:120]!r}")
         if ct is not None:
             self.usage_out = ct
         if pt is not None:
             self.usage_in = pt
 
+    def _bad_usage(self, ct, pt):
+        for name, v in (("completion_tokens", ct), ("prompt_tokens", pt)):
+            if v is not None and (v.__class__ is not int or v < 0):
+                self._protocol(Failure.BAD_FIELD, f"usage.{name} is not a non-negative "
+                               f"integer: {v!r:.40}")
+        self._protocol(Failure.BAD_FIELD, f"usage.completion_tokens went down from "
+                       f"{self._cum} to {ct}")
+
+    def _protocol(self, cls: str, msg: str):
+        self._set_error(cls, msg)
+        raise ProtocolError(cls, msg)
+
     def _set_error(self, cls: str, msg: str) -> None:
-        self.error_class = cls
+        self.error_class = str(cls)
+        key = os.environ.get("OPENAI_API_KEY")
+        if key and key in msg:  # a server that echoes the key back (in a 401 body, say)
+            msg = msg.replace(key, "<OPENAI_API_KEY>")
         self.error = msg
 
     def finish(self) -> None:
@@ -106,30 +157,24 @@ class StreamSink(Sink):
         if self.error_class:
             return
         if self.status != 200:
-            cls = "http_4xx" if 400 <= self.status < 500 else "http_5xx"
+            cls = Failure.HTTP_4XX if 400 <= self.status < 500 else Failure.HTTP_5XX
             if self.status < 400:
-                cls = "http_other"
+                cls = Failure.HTTP_OTHER
             body = self.err_body.decode("utf-8", "replace").strip().replace("\n", " ")
             self._set_error(cls, f"HTTP {self.status}: {body[:300]}")
             return
         tail = self.sse.pending().strip()
         if tail and not tail.startswith(b":"):
             # a final event without its blank-line terminator: dispatch it (servers that omit it)
-            for ev in SSEParser().feed(tail + b"\n\n"):
-                self._event(ev.data, ev.event, self.last_event_t)
+            try:
+                for ev in SSEParser().feed(tail + b"\n\n"):
+                    self._event(ev.data, ev.event, self.last_event_t)
+            except ProtocolError:
+                return  # classified by _protocol
             if self.error_class:
                 return
         if not self.chunk_t:
-            self._set_error("no_tokens", "stream ended without any token chunk")
+            self._set_error(Failure.NO_TOKENS, "stream ended without any token chunk")
         elif self.usage_out is None:
-            self._set_error("missing_usage",
+            self._set_error(Failure.MISSING_USAGE,
                             "stream ended without a usage object (completion_tokens unknown)")
-
-
-def _usage_counts(usage) -> tuple[int | None, int | None]:
-    """(completion_tokens, prompt_tokens) of a ``usage`` value; None where not an int."""
-    if usage.__class__ is not dict:
-        return None, None
-    ct = usage.get("completion_tokens")
-    pt = usage.get("prompt_tokens")
-    return (ct if ct.__class__ is int else None), (pt if pt.__class__ is int else None)

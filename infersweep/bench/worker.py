@@ -18,6 +18,7 @@ import orjson
 
 from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
 from infersweep.bench.stream import StreamSink
+from infersweep.bench.tls import TLSConfig
 from infersweep.bench.workload import Workload, auth_headers
 from infersweep.lifeline import STOP_SIGNALS, die_with_parent, unblock
 
@@ -37,6 +38,7 @@ class WorkerSpec:
     keep_text: bool
     records_dir: str
     timestamp_source: str = "auto"  # auto | kernel | user (see httpconn.ArrivalClock)
+    tls: TLSConfig | None = None    # https: trust settings (the context is made per worker)
 
 
 class Shared:
@@ -74,7 +76,7 @@ class Worker:
         self.warm = warm
         self.shared = shared
         self.clock = ArrivalClock(spec.timestamp_source)
-        self.pool = Pool(spec.host, spec.port, clock=self.clock)
+        self.pool = Pool(spec.host, spec.port, clock=self.clock, tls=spec.tls)
         self.inflight: dict = {}
         self.records: list[bytes] = []
         self.done: list[tuple] = []

@@ -123,15 +123,20 @@ def sim():
 @click.option("--port", type=PORT, default=8000, show_default=True)
 @click.option("--max-num-seqs", type=POSITIVE_INT, default=256, show_default=True,
               help="Admission limit: running sequences; more requests queue.")
+@click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
+              help="Serve https with this PEM certificate (chain); needs --tls-key.")
+@click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
+              help="PEM private key of --tls-cert.")
 @model_options
-def serve_cmd(role, host, port, max_num_seqs, **kw):
+def serve_cmd(role, host, port, max_num_seqs, tls_cert, tls_key, **kw):
     """Serve one simulated engine (/v1/completions, /v1/chat/completions, /health, /metrics)."""
 
     from infersweep.sim.server import run_server
 
     cfg = _build_config(role, max_num_seqs, kw)
-    click.echo(f"sim serve ({role}) on http://{host}:{port}", err=True)
-    _serve(run_server(cfg, host, port), host, port)
+    ctx = _server_tls(tls_cert, tls_key)
+    click.echo(f"sim serve ({role}) on {'https' if ctx else 'http'}://{host}:{port}", err=True)
+    _serve(run_server(cfg, host, port, ssl_context=ctx), host, port)
 
 
 def _serve(coro, host: str, port: int) -> None:
@@ -142,6 +147,24 @@ def _serve(coro, host: str, port: int) -> None:
         _run_loop(coro)
     except OSError as exc:
         raise listen_error(host, port, exc) from None
+
+
+def _server_tls(cert: str | None, key: str | None):
+    """A server-side TLS context for --tls-cert/--tls-key, or None for plain http."""
+    if not cert and not key:
+        return None
+    if not (cert and key):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    import ssl
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.load_cert_chain(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        raise click.BadParameter(f"cannot load {cert} / {key}: {getattr(exc, 'strerror', None) or exc}",
+                                 param_hint="--tls-cert/--tls-key") from exc
+    ctx.set_alpn_protocols(["http/1.1"])
+    return ctx
 
 
 @sim.command("router")

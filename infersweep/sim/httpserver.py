@@ -183,9 +183,11 @@ class ServerConnection(asyncio.Protocol):
         self.closed = True
 
 
-async def serve(handler: Handler, host: str, port: int, on_close=None) -> asyncio.AbstractServer:
+async def serve(handler: Handler, host: str, port: int, on_close=None,
+                ssl_context=None) -> asyncio.AbstractServer:
+    """Listen on a loopback address; with ``ssl_context``, https (TLS in the event loop)."""
     if host not in ("127.0.0.1", "localhost", "::1"):
         raise ValueError("the simulator binds loopback addresses only")
     loop = asyncio.get_running_loop()
     return await loop.create_server(lambda: ServerConnection(handler, on_close), host, port,
-                                    reuse_address=True, backlog=4096)
+                                    reuse_address=True, backlog=4096, ssl=ssl_context)

@@ -206,9 +206,10 @@ class SimServer:
         return "\n".join(out) + "\n"
 
 
-async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event | None = None):
+async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event | None = None,
+                     ssl_context=None):
     app = SimServer(cfg)
-    srv = await serve(app.handle, host, port, on_close=app.on_close)
+    srv = await serve(app.handle, host, port, on_close=app.on_close, ssl_context=ssl_context)
     if ready is not None:
         ready.set()
     try:

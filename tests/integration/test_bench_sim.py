@@ -99,7 +99,7 @@ def test_hanging_stream_times_out_and_dropped_connection_is_classified(sim, tmp_
                  "--idle-timeout", "1")
     assert p.returncode == 2
     errs = r["infersweep"]["errors"]
-    assert set(errs) == {"timeout", "disconnect"} and sum(errs.values()) == 8
+    assert set(errs) == {"timeout", "connection.closed"} and sum(errs.values()) == 8
 
 
 def test_unreachable_server_is_a_clear_error(tmp_path):
@@ -144,7 +144,7 @@ def test_server_dying_mid_run(sim, tmp_path):
     r = json.loads((tmp_path / "res.json").read_text())
     assert proc.returncode == 2
     assert 0 < r["completed"] < 40 and r["completed"] + r["failed"] == 40
-    assert set(r["infersweep"]["errors"]) <= {"disconnect", "connect_error"}
+    assert set(r["infersweep"]["errors"]) <= {"connection.closed", "connect_error"}
 
 
 def test_2p1d_cluster_through_router(sim, tmp_path):

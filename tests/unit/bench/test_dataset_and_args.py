@@ -53,7 +53,9 @@ def test_open_loop_schedule_is_poisson_like_and_seeded():
     ({"random_output_len": 0}, "--random-output-len"),
     ({"random_range_ratio": 0.0}, "--random-range-ratio"),
     ({"random_range_ratio": 1.5}, "(0, 1]"),
-    ({"base_url": "https://x:1"}, "--base-url"),
+    ({"base_url": "ftp://x:1"}, "--base-url"),
+    ({"base_url": "http://x:99999"}, "--base-url"),
+    ({"base_url": "http://x:1", "insecure": True}, "https base URLs only"),
     ({"max_concurrency": 0}, "--max-concurrency"),
     # the Python API gets the same checks as the command line
     ({"num_workers": -1}, "--num-workers"),

@@ -150,7 +150,7 @@ def test_disconnect_mid_body_raises_classified_error():
         return ei.value, conn, loop
 
     err, conn, loop = asyncio.run(go())
-    assert err.error_class == "disconnect"
+    assert err.error_class == "connection.closed"
     assert conn.closed and conn.sock.closed and not loop.readers
 
 
@@ -167,7 +167,7 @@ def test_reset_and_eagain_on_read():
         return ei.value, conn
 
     err, conn = asyncio.run(go())
-    assert err.error_class == "disconnect" and "reset" in str(err)
+    assert err.error_class == "connection.closed" and "reset" in str(err)
     assert conn.sock.closed
 
 
@@ -208,7 +208,7 @@ def test_garbage_status_line_is_malformed():
             await fut
         return ei.value
 
-    assert asyncio.run(go()).error_class == "malformed_http"
+    assert asyncio.run(go()).error_class == "protocol.bad_status"
 
 
 def test_socketpair_round_trip_on_a_real_loop():
@@ -467,3 +467,101 @@ def test_sock_connect_does_not_wait_for_a_handshake_that_already_completed():
     finally:
         coro.close()
         sock.close()
+
+
+# -- response framing edge cases --------------------------------------------------------------
+
+def _exchange(*reads, eof=False):
+    """Feed ``reads`` to a fresh connection; (outcome, sink, conn)."""
+    async def go():
+        conn, _ = new_conn()
+        sink = Rec()
+        fut = conn.request(b"GET / HTTP/1.1\r\n\r\n", b"", sink)
+        for k, r in enumerate(reads):
+            conn.feed(r, k)
+        if eof and not fut.done():
+            conn._lost(None)
+        if not fut.done():
+            return "pending", sink, conn
+        exc = fut.exception()
+        return (exc.error_class if exc else "done"), sink, conn
+
+    return asyncio.run(go())
+
+
+def test_interim_100_continue_is_skipped_for_the_real_response():
+    out, sink, conn = _exchange(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"
+                                b"Content-Length: 2\r\n\r\nok")
+    assert out == "done" and sink.status == 200 and sink.body == b"ok" and conn.reusable
+
+
+def test_204_and_content_length_0_have_no_body():
+    for head in (b"HTTP/1.1 204 No Content\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"):
+        out, sink, conn = _exchange(head)
+        assert out == "done" and sink.body == b"" and conn.reusable
+
+
+def test_http_1_0_closes_unless_keep_alive_and_bare_lf_heads_parse():
+    out, sink, conn = _exchange(b"HTTP/1.0 200 OK\nContent-Length: 1\n\nx")
+    assert out == "done" and sink.body == b"x" and not conn.reusable
+    out, _, conn = _exchange(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")
+    assert out == "done" and conn.reusable
+
+
+def test_body_until_close_and_missing_final_crlf_still_complete():
+    out, sink, _ = _exchange(b"HTTP/1.1 200 OK\r\n\r\nabc", b"def", eof=True)
+    assert out == "done" and sink.body == b"abcdef"
+    out, sink, _ = _exchange(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n",
+                             eof=True)
+    assert out == "done" and sink.body == b"abc"
+
+
+def test_trailers_are_consumed_and_bytes_after_a_response_stop_reuse():
+    out, sink, conn = _exchange(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                b"1\r\na\r\n0\r\nX-Trailer: 1\r\n", b"\r\n")
+    assert out == "done" and sink.body == b"a" and conn.reusable
+    out, _, conn = _exchange(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\naEXTRA")
+    assert out == "done" and not conn.reusable and conn.closed
+
+
+def test_unsolicited_bytes_on_an_idle_connection_close_it():
+    async def go():
+        conn, _ = new_conn()
+        conn.feed(b"HTTP/1.1 408 Request Timeout\r\n\r\n", 1)
+        return conn
+
+    conn = asyncio.run(go())
+    assert conn.closed and not conn.reusable
+
+
+def test_an_exception_in_a_sink_fails_the_request_instead_of_escaping():
+    class Broken(Rec):
+        def on_body(self, data, t):
+            raise KeyError("boom")
+
+    async def go():
+        conn, _ = new_conn()
+        fut = conn.request(b"GET / HTTP/1.1\r\n\r\n", b"", Broken())
+        conn.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 1)  # must not raise
+        with pytest.raises(HTTPError) as ei:
+            await fut
+        return ei.value, conn
+
+    err, conn = asyncio.run(go())
+    assert err.error_class == "client.internal_error" and "KeyError" in str(err)
+    assert conn.closed
+
+
+@pytest.mark.parametrize(("name", "value", "ok"), [
+    ("Authorization", "Bearer sk-1", True), ("Authorization", "Bearer a\r\nX: 1", False),
+    ("Bad Name", "x", False), ("X-Key", "caf\u00e9", True), ("X-Key", "\u4e2d", False),
+])
+def test_check_header(name, value, ok):
+    assert (httpconn.check_header(name, value) is None) == ok
+
+
+def test_build_head_brackets_ipv6_and_keeps_gets_bodiless():
+    head = httpconn.build_head("GET", "::1", 8000, "/health", 0)
+    assert b"Host: [::1]:8000\r\n" in head and b"Content-Length" not in head
+    post = httpconn.build_head("POST", "h", 1, "/v1/completions", 5, {"Authorization": "Bearer k"})
+    assert b"Content-Length: 5\r\n" in post and post.endswith(b"Authorization: Bearer k\r\n\r\n")

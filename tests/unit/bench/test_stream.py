@@ -1,5 +1,7 @@
 import orjson
+import pytest
 
+from infersweep.bench.failures import ProtocolError
 from infersweep.bench.stream import StreamSink
 
 
@@ -10,11 +12,17 @@ def chunk(text="t", usage=None, choices=True):
     return b"data: " + orjson.dumps(obj) + b"\n\n"
 
 
-def run(parts, status=200, chat=False):
-    s = StreamSink(chat=chat)
+def run(parts, status=200, chat=False, keep_text=False):
+    """Feed reads as the connection does: a ProtocolError ends the response there."""
+    s = StreamSink(chat=chat, keep_text=keep_text)
     s.on_headers(status, {}, 0)
     for i, p in enumerate(parts):
-        s.on_body(p, 1000 * (i + 1))
+        try:
+            s.on_body(p, 1000 * (i + 1))
+        except ProtocolError as exc:
+            assert exc.error_class == s.error_class and str(exc) == s.error
+            s.raised = exc.error_class
+            return s
     s.finish()
     return s
 
@@ -45,7 +53,7 @@ def test_error_event_type():
 
 def test_malformed_json_is_classified():
     s = run([b"data: {not json\n\n"])
-    assert s.error_class == "malformed_sse"
+    assert s.error_class == s.raised == "protocol.bad_json"
 
 
 def test_http_error_keeps_body_excerpt():
@@ -99,12 +107,55 @@ def test_fast_and_general_paths_give_the_same_record():
 def test_fast_path_still_sees_errors_and_bad_json():
     s = run([chunk(), b'data: {"error":{"message":"oom"}}\n\n'])
     assert s.error_class == "stream_error" and "oom" in s.error
-    assert run([b"data: {not json\n\n"]).error_class == "malformed_sse"
-    assert run([b"data: [1,2]\n\n"]).error_class == "malformed_sse"
+    assert run([b"data: {not json\n\n"]).error_class == "protocol.bad_json"
+    assert run([b"data: [1,2]\n\n"]).error_class == "protocol.bad_json"
 
 
-def test_non_integer_usage_counts_are_ignored():
-    s = run([chunk(usage={"completion_tokens": "3", "prompt_tokens": True}),
-             chunk(usage=[1, 2]), b"data: [DONE]\n\n"])
+def test_absent_or_null_counts_are_unknown_not_errors():
+    s = run([chunk(usage={"prompt_tokens": 3}), chunk(), b'data: {"choices":[],"usage":null}\n\n',
+             b"data: [DONE]\n\n"])
     assert s.chunk_tok == [-1, -1]
     assert s.error_class == "missing_usage"
+
+
+C = '{"index":0,"text":"t"}'
+BAD_FIELDS = [  # (event data, chat) -> protocol.bad_field, raised at once
+    ('{"choices":"abc"}', False),
+    ('{"choices":{"0":{"text":"t"}}}', False),
+    ('{"choices":["t"]}', False),
+    ('{"choices":[' + C + ',"x"]}', False),
+    ('{"choices":[{"index":0,"text":7}]}', False),
+    ('{"choices":[{"index":0,"delta":"hi"}]}', True),
+    ('{"choices":[{"index":0,"delta":{"content":12}}]}', True),
+    ('{"choices":[{"index":0,"delta":{"content":["a"]}}]}', True),
+    ('{"choices":[' + C + '],"usage":{"completion_tokens":"3"}}', False),
+    ('{"choices":[' + C + '],"usage":{"completion_tokens":true}}', False),
+    ('{"choices":[' + C + '],"usage":{"completion_tokens":-1}}', False),
+    ('{"choices":[' + C + '],"usage":{"completion_tokens":2.5}}', False),
+    ('{"choices":[' + C + '],"usage":{"prompt_tokens":"7"}}', False),
+    ('{"choices":[],"usage":[1,2]}', False),
+    ('{"choices":[],"usage":"none"}', False),
+    ('{"choices":[' + C + '],"usage":{"completion_tokens":100000000000000000000000}}', False),
+]
+
+
+@pytest.mark.parametrize(("data", "chat"), BAD_FIELDS)
+def test_a_field_of_the_wrong_type_is_bad_field_at_once(data, chat):
+    s = run([chunk(), b"data: " + data.encode() + b"\n\n", chunk()], chat=chat, keep_text=True)
+    assert s.error_class == s.raised == "protocol.bad_field", s.error
+    assert len(s.chunk_t) == 1  # nothing from the bad event or after it
+    assert all(isinstance(x, str) for x in s.text)  # only well-typed text kept
+
+
+def test_completion_tokens_going_down_is_bad_field():
+    s = run([chunk(usage={"completion_tokens": 3}), chunk(usage={"completion_tokens": 2})])
+    assert s.error_class == "protocol.bad_field" and "went down" in s.error
+
+
+def test_bad_final_event_without_terminator_is_classified_in_finish():
+    s = StreamSink()
+    s.on_headers(200, {}, 0)
+    s.on_body(chunk(), 1)
+    s.on_body(b'data: {"choices":[],"usage":{"completion_tokens":"x"}}', 2)
+    s.finish()  # must not raise
+    assert s.error_class == "protocol.bad_field"
