@@ -1,12 +1,17 @@
-"""Child processes that stop with their parent, and a parent that turns SIGTERM/SIGINT into an
-orderly stop.
+"""Child processes that stop with their parent, and parents that turn stop signals into an
+orderly stop. The one place that knows how a process of ours ends.
 
 Supervisors (a CI runner, Slurm, a launcher) signal only the main PID. So that no child keeps
-loading a server after its parent is gone, a forked child calls :func:`die_with_parent`: on
-Linux the kernel kills it when the parent dies (``PR_SET_PDEATHSIG``); elsewhere a thread
-watches for the parent's exit. The parent wraps its work in :class:`SignalGuard`, which turns
-the first SIGTERM or SIGINT into :class:`Interrupted` (so ``finally`` blocks run and children
-are told to stop) and only records later ones while the parent cleans up.
+loading a server after its parent is gone:
+
+* a forked child calls :func:`die_with_parent`, and a child started with :func:`spawn` does the
+  same between fork and exec: on Linux the kernel signals it when the parent dies
+  (``PR_SET_PDEATHSIG``, which holds even when the parent is SIGKILLed); elsewhere a forked
+  child's thread watches for the parent's exit;
+* the parent wraps its work in :class:`SignalGuard` (the first SIGTERM or SIGINT raises
+  :class:`Interrupted`, later ones are only recorded while it cleans up) or in
+  :func:`signals_exit` (a stop signal raises ``SystemExit(128 + signum)``), so the ``finally``
+  that stops its children (:func:`stop_all`) runs instead of the process dying on the spot.
 """
 
 from __future__ import annotations
@@ -15,12 +20,16 @@ import contextlib
 import ctypes
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-_PR_SET_PDEATHSIG = 1
+# what a server process of ours also stops on (a closed terminal sends SIGHUP)
+SERVER_STOP_SIGNALS = (*STOP_SIGNALS, signal.SIGHUP)
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class Interrupted(BaseException):
@@ -40,16 +49,74 @@ class Interrupted(BaseException):
         return 128 + self.signum
 
 
+def _parent_death_signal(signum: int) -> bool:
+    """Ask the kernel to send ``signum`` to this process when its parent dies (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)  # the process' own symbols: libc's prctl
+        return libc.prctl(_PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
+        return False
+
+
 def die_with_parent(parent_pid: int) -> None:
     """Call first thing in a forked child: the child is killed when ``parent_pid`` exits."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)  # the process' own symbols: libc's prctl
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            _watch_parent(parent_pid)
-    else:  # pragma: no cover - exercised on macOS only
+    if not _parent_death_signal(signal.SIGKILL):
         _watch_parent(parent_pid)
     if os.getppid() != parent_pid:  # the parent died before the request took effect
         os._exit(1)
+
+
+def spawn(cmd: list[str], **popen_kwargs) -> subprocess.Popen:
+    """``Popen(cmd)`` for a child that is sent SIGTERM when this process dies (so it can stop
+    its own children in turn)."""
+    parent = os.getpid()
+
+    def setup() -> None:  # runs in the child between fork and exec
+        _parent_death_signal(signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return subprocess.Popen(cmd, preexec_fn=setup, **popen_kwargs)
+
+
+def stop_all(procs: list[subprocess.Popen], timeout: float = 5.0) -> None:
+    """SIGTERM every running child (and SIGCONT, so a stopped one acts on it at once, as a
+    shell's ``kill`` does for stopped jobs), wait up to ``timeout`` seconds in all, then
+    SIGKILL."""
+    for p in procs:
+        if p.poll() is None:
+            with contextlib.suppress(OSError):
+                p.terminate()
+                os.kill(p.pid, signal.SIGCONT)
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                p.kill()
+            p.wait()
+
+
+@contextlib.contextmanager
+def signals_exit(signals=SERVER_STOP_SIGNALS) -> Iterator[None]:
+    """While active, a stop signal raises ``SystemExit(128 + signum)`` in the main thread (the
+    shell's convention for "killed by signal"), so cleanup in ``finally`` blocks runs."""
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = {}
+    for sig in signals:
+        with contextlib.suppress(ValueError, OSError):  # not the main thread: leave as is
+            previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _watch_parent(parent_pid: int, period: float = 0.2) -> None:

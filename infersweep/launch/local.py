@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+from infersweep import lifeline
 from infersweep.atomic import write_atomic
 from infersweep.diagnostics import InputError
 from infersweep.launch import manifest as manifests
@@ -219,7 +220,8 @@ class LocalExecutor(Executor):
         result_dir = workdir / RESULT_SUBDIR
         result_dir.mkdir(parents=True, exist_ok=True)
         with open(workdir / "job.log", "ab") as log:
-            proc = subprocess.Popen(
+            # its own session (cancel signals the whole group); it dies with this process
+            proc = lifeline.spawn(
                 [sys.executable, "-m", "infersweep.launch.localrun", str(workdir / SPEC_FILE)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=_env({}), cwd=workdir, start_new_session=True)

@@ -11,7 +11,6 @@ of the process that started it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import random
@@ -23,6 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from infersweep import lifeline
 from infersweep.atomic import write_atomic
 
 STATUS_FILE = "job-status.json"
@@ -44,15 +44,6 @@ class TimeLimit(Exception):
 
 class EngineError(Exception):
     pass
-
-
-def die_with_parent() -> None:
-    """Linux: get SIGTERM when the parent process dies (no orphaned engines)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
 
 
 def write_status(workdir: Path, state: str, **extra) -> None:
@@ -113,9 +104,8 @@ class Job:
 
     def spawn(self, name: str, cmd: list[str], env: dict[str, str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "ab")  # noqa: SIM115 - kept open for the child
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, env=env, cwd=self.workdir,
-                                preexec_fn=die_with_parent)
+        proc = lifeline.spawn(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                              stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
         log.close()
         self.procs.append((name, proc))
         return proc
@@ -232,7 +222,6 @@ class Job:
 
 
 def main(argv: list[str]) -> int:
-    die_with_parent()
 
     def stop(signum, frame):
         for sig in (signal.SIGTERM, signal.SIGINT):

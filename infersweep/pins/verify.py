@@ -31,8 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
-from infersweep.children import signals_exit
 from infersweep.gitexec import END_OF_OPTIONS, GitMissing
+from infersweep.lifeline import signals_exit
 from infersweep.pins.lock import Pin, sha_problem
 from infersweep.redact import redact
 

@@ -10,13 +10,13 @@ import sys
 import time
 import urllib.request
 
-from infersweep.children import STOP_SIGNALS, signals_exit, spawn, stop_all
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.lifeline import SERVER_STOP_SIGNALS, signals_exit, spawn, stop_all
 from infersweep.sim.router import RouterConfig, run_router
 
 TOPOLOGIES = {"agg": (0, 0), "1p1d": (1, 1), "2p1d": (2, 1)}
 MAX_PORT = 65535
-STOP_CODES = {128 + s for s in STOP_SIGNALS}
+STOP_CODES = {128 + s for s in SERVER_STOP_SIGNALS}
 
 
 def plan_ports(topology: str, port: int) -> dict[str, list[int]]:
@@ -96,7 +96,7 @@ def run_cluster(topology: str, host: str, port: int, serve_args: dict[str, list[
         by_pid[proc.pid] = p
 
     # A stop signal at any moment (even mid-health-wait) unwinds through `finally`, and each
-    # worker also dies with this process if it is killed outright (see infersweep/children.py).
+    # worker also dies with this process if it is killed outright (see infersweep/lifeline.py).
     with signals_exit():
         try:
             for role, ports in layout.items():
