@@ -9,6 +9,11 @@ Every long command reports progress the same way::
 On a terminal the bar redraws in place a few times a second; when stderr is a file or a pipe
 (CI logs) it prints one line at each tenth of the work, so logs stay short and readable.
 ``enabled=False`` shows nothing. :func:`option` is the matching click flag.
+
+Work that is a sequence of states rather than a count (a sweep: a job pending, running, a
+point written) uses :class:`StatusLines` instead: ``status(text)`` is a transient state (a
+rich spinner line on a terminal; a plain line at most every 10 s otherwise, only when it
+changed), ``line(text)`` a permanent one.
 """
 
 from __future__ import annotations
@@ -114,3 +119,49 @@ def bar(total: int, label: str, *, enabled: bool = True,
         yield shown
     finally:
         shown.close()
+
+
+class StatusLines:
+    """Transient states and permanent lines (see the module docstring)."""
+
+    PLAIN_EVERY_S = 10.0
+
+    def __init__(self, stream: TextIO | None = None, *, tty: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.tty = is_terminal(self.stream) if tty is None else tty
+        self._console = None
+        self._spinner = None
+        self._last_plain = ""
+        self._last_plain_at = float("-inf")
+
+    def _rich(self):
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, force_terminal=True, highlight=False)
+        return self._console
+
+    def status(self, text: str) -> None:
+        if self.tty:
+            if self._spinner is None:
+                self._spinner = self._rich().status(text)
+                self._spinner.start()
+            else:
+                self._spinner.update(text)
+            return
+        now = time.monotonic()
+        if text != self._last_plain and now - self._last_plain_at >= self.PLAIN_EVERY_S:
+            self._last_plain, self._last_plain_at = text, now
+            self.line(text)
+
+    def line(self, text: str) -> None:
+        if self.tty:
+            self._rich().print(text, markup=False, soft_wrap=True)
+            return
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None

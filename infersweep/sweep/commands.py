@@ -77,7 +77,7 @@ def run_cmd(config_files, runner_config, executor, scale_down, output, previous,
     job is cancelled and collected first).
     """
     from infersweep.launch.manifest import problems
-    from infersweep.sweep.display import Display
+    from infersweep.progress import StatusLines
     from infersweep.sweep.run import Sweep, load_previous
     from infersweep.sweep.table import markdown, text_table
 
@@ -92,13 +92,16 @@ def run_cmd(config_files, runner_config, executor, scale_down, output, previous,
     prior = load_previous(previous)
     hint = time.strftime("sweep-%Y%m%dT%H%M%SZ", time.gmtime())
     out = _output_dir(output, hint)
-    display = Display()
+    display = StatusLines()
     runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
                    scale_down=scale_down, previous=prior, timeout=timeout, display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
                  f"{executor}, scale-down {scale_down:g}, output {out}")
-    found, stopped = runner.run()
+    try:
+        found, stopped = runner.run()
+    finally:
+        display.close()
     click.echo(text_table(found))
     summary = markdown(found, title=f"Sweep {runner.run_id} (attempt {runner.attempt})")
     write_atomic(out / "summary.md", summary)

@@ -22,8 +22,8 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance
 from infersweep.pins.lock import LOCK_PATH, load_lock
+from infersweep.progress import StatusLines
 from infersweep.recipe.render import Rendered, render_row
-from infersweep.sweep.display import Display
 from infersweep.sweep.scale import scale
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -94,13 +94,13 @@ def _slug(text: str) -> str:
 class Sweep:
     def __init__(self, pairs: list[tuple[str, dict]], *, repo: Path, executor: Executor,
                  out_dir: Path, scale_down: float = 1.0, previous=(), timeout: float | None = None,
-                 display: Display | None = None):
+                 display: StatusLines | None = None):
         self.repo = Path(repo)
         self.executor = executor
         self.out_dir = Path(out_dir)
         self.scale_down = scale_down
         self.timeout = timeout
-        self.display = display or Display()
+        self.display = display or StatusLines()
         self.previous = list(previous)
         self.run_id, self.attempt = run_context([m for _, m in self.previous])
         lock = load_lock(self.repo / LOCK_PATH)

@@ -9,7 +9,7 @@ import pytest
 
 from infersweep.launch import manifest as manifests
 from infersweep.launch.local import LocalExecutor
-from infersweep.sweep.display import Display
+from infersweep.progress import StatusLines
 from infersweep.sweep.run import Sweep, load_previous, run_context
 from tests.conftest import REPO
 from tests.unit.recipe.conftest import KEY
@@ -36,7 +36,7 @@ def pairs(dsv4_rows):
 
 def _sweep(pairs, out, previous=(), display=None):
     return Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=out, scale_down=10,
-                 previous=previous, display=display or Display(Lines()))
+                 previous=previous, display=display or StatusLines(Lines()))
 
 
 def _previous_attempt(tmp_path, pairs, present: dict[int, int]):
@@ -85,7 +85,7 @@ def test_a_previous_manifest_matching_no_row_is_reported(tmp_path, pairs):
     path, prev = _previous_attempt(tmp_path, pairs, {4: 4})
     out = Lines()
     again = Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
-                  scale_down=5, previous=load_previous([path]), display=Display(out))
+                  scale_down=5, previous=load_previous([path]), display=StatusLines(out))
     assert all(p.run == p.expected for p in again.plans)
     assert "matches no selected row" in out.text and "scale-down 10" in out.text
 
