@@ -756,6 +756,9 @@ class Pool:
             sock = socket.socket(family, type_, proto)
             try:
                 sock.setblocking(False)
+                # stamping from the start: bytes queued during a TLS handshake (TLS 1.3
+                # session tickets) would otherwise be the one read without a kernel stamp
+                self.clock.enable(sock)
                 await sock_connect(loop, sock, addr, deadline)
                 session = None if self.tls is None else await self._handshake(loop, sock, deadline)
             except OSError as exc:  # TimeoutError included: the deadline is shared
