@@ -1,0 +1,1 @@
+"""Launching rows as jobs: Slurm job tracking (`slurm`), job names and tags (`jobtag`)."""
