@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,24 @@ class LocalSlurm:
         """Ids squeue still lists (pending, running, completing)."""
         out = self.run("squeue", "--noheader", "-o", "%i").stdout
         return {line.strip() for line in out.splitlines() if line.strip()}
+
+    def stop_slurmdbd(self) -> None:
+        """Stop the accounting daemon (a real transient outage of `sacct`)."""
+        pid_file = self.dir / "run" / "slurmdbd.pid"
+        pid = int(pid_file.read_text())
+        os.kill(pid, 15)
+        for _ in range(100):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
+        raise AssertionError("slurmdbd did not stop")
+
+    def start_slurmdbd(self) -> None:
+        with open(self.dir / "log" / "slurmdbd.log", "a") as log:
+            subprocess.run(["slurmdbd"], env=self.env(), check=True, stdout=log, stderr=log,
+                           timeout=60)
 
     def cancel_submitted(self) -> None:
         live = self.queued()

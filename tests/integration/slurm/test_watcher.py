@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from infersweep.launch.jobtag import JobTag
@@ -130,3 +132,24 @@ def test_job_name_and_comment_find_the_job(local_slurm):
 def test_time_limit(local_slurm, timeout_job):
     final = SlurmWatcher(interval=1, max_interval=5).wait([timeout_job], timeout=180)
     assert final[timeout_job].state is State.TIMEOUT
+
+
+def test_accounting_outage_is_unknown_then_retried(local_slurm):
+    """slurmdbd stopped mid-watch: sacct fails for real; the watcher reports UNKNOWN (never
+    "gone"), backs off, and reads the final state once accounting is back."""
+    if not local_slurm.accounting:
+        pytest.skip("the cluster runs without slurmdbd (INFERSWEEP_SLURM_ACCOUNTING=none)")
+    job = local_slurm.submit("sleep 2", "--nodes=1")
+    w = SlurmWatcher(accounting="sacct", interval=0.5, max_interval=2)
+    w.watch(job)
+    wait_until(lambda: w.poll()[job].state is not State.UNKNOWN, 30, "sacct to list the job")
+    local_slurm.stop_slurmdbd()
+    try:
+        during = w.poll()[job]
+        assert during.state is State.UNKNOWN and "sacct failed" in during.reason
+        time.sleep(3)  # the job finishes while accounting is down
+    finally:
+        local_slurm.start_slurmdbd()
+    final = w.wait([job], timeout=90)
+    assert final[job].state is State.COMPLETED
+    assert w.failed_queries >= 1
