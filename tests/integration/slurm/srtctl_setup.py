@@ -2,7 +2,8 @@
 
 What a cluster's `make setup` and container runtime provide is stood in for by files in
 doubles/ (each says it is a double): `bin/srun` (Pyxis), `bin/tachometer-scraper`, the engine
-commands in doubles/engine-bin/ (the project's simulator), and `bin/uv` only where the machine
+commands in doubles/engine-bin/ and doubles/engine-py/ (the project's simulator, put on
+the step's PATH/PYTHONPATH by the srun double as a container image would provide them), and `bin/uv` only where the machine
 has no CPython 3.12. `configs/nats-server` and `configs/etcd` are Debian's real binaries and
 `bin/uv` is uv from PyPI.
 """
@@ -29,7 +30,6 @@ BUNDLE = SHARED / "reference" / "srt-slurm" / "srt-slurm-v1.0.68.bundle"
 PIN = "c88ef731636890ff6385a783e152c1790e15b194"  # v1.0.68
 OLDER_PIN = "41cd37192df730b5fc2242b58cc70fc0707fa0c9"  # v1.0.60
 DOUBLES = Path(__file__).resolve().parent / "doubles"
-ENGINE_BIN = DOUBLES / "engine-bin"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Passed through to srtctl and its job: how this machine reaches the package registries.
 NETWORK_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
@@ -157,9 +157,7 @@ class Srtctl:
     def env(self, **extra: str) -> dict[str, str]:
         """The whole environment srtctl and its job get: built, not inherited, so no
         VIRTUAL_ENV, PYTHONPATH or PYTHONPYCACHEPREFIX of the test run leaks into the job."""
-        path = [str(ENGINE_BIN)]
-        if self.python312:
-            path.insert(0, str(self.python312.parent))
+        path = [str(self.python312.parent)] if self.python312 else []
         env = {
             "HOME": os.environ.get("HOME", "/root"),
             "LANG": "C.UTF-8",
@@ -299,3 +297,34 @@ def agg_vllm_recipe(s: Srtctl, *, name: str, command: str, time_limit: str = "00
 def write_recipe(path: Path, recipe: dict) -> Path:
     path.write_text(yaml.safe_dump(recipe, sort_keys=False))
     return path
+
+
+DISAGG_MODEL = "qwen3-32b/disagg-kv-sglang.yaml"  # the upstream P/D recipe the local one follows
+
+
+def disagg_sglang_recipe(s: Srtctl, *, name: str, prefill_workers: int, decode_workers: int,
+                         command: str, time_limit: str = "00:05:00",
+                         sbatch_directives: dict[str, str] | None = None) -> dict:
+    """Upstream's SGLang P/D recipe reshaped to xPyD with one TP8 worker per node (1P1D: two
+    nodes, 2P1D: three), the SGLang router as the front end, and our client as the benchmark."""
+    r = s.upstream_recipe(DISAGG_MODEL)
+    r["name"] = name
+    r["model"] = {"path": str(s.model), "container": "engine-image.test-double:latest",
+                  "precision": "fp8"}
+    r["resources"] = {"gpu_type": "h100", "gpus_per_node": GPUS_PER_NODE,
+                      "prefill_nodes": prefill_workers, "prefill_workers": prefill_workers,
+                      "decode_nodes": decode_workers, "decode_workers": decode_workers}
+    r["dynamo"] = {"install": False}
+    r["frontend"] = {"type": "sglang", "enable_multiple_frontends": False,
+                     "args": {"policy": "round_robin"}}
+    for role, admission in (("prefill", 256), ("decode", 128)):
+        cfg = r["backend"]["sglang_config"][role]
+        cfg.pop("json-model-override-args", None)
+        cfg.update({"served-model-name": "m", "tensor-parallel-size": GPUS_PER_NODE,
+                    "context-length": 4096, "max-running-requests": admission})
+    r["health_check"] = {"max_attempts": 90, "interval_seconds": 1}
+    r["benchmark"] = {"type": "custom", "command": command}
+    r["slurm"] = {"time_limit": time_limit}
+    if sbatch_directives:
+        r["sbatch_directives"] = dict(sbatch_directives)
+    return r

@@ -4,6 +4,7 @@ the job watched to its end, the benchmark output found. The chain `infersweep la
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from infersweep.launch.jobtag import JobTag
 from infersweep.launch.slurm import SlurmWatcher
 from infersweep.launch.slurm_state import State
+from tests.integration.slurm.conftest import wait_until
 from tests.integration.slurm.srtctl_setup import agg_vllm_recipe, bench_command, write_recipe
 
 pytestmark = pytest.mark.integration
@@ -73,3 +75,35 @@ def test_unknown_recipe_key_is_an_error_line(srtctl, tmp_path):
     assert res.returncode == 1
     assert res.record["status"] == "error" and "bogus" in res.record["error"]
     assert srtctl.cluster.queued() == before
+
+
+def test_cancel_mid_run_leaves_nothing_behind(srtctl, tmp_path):
+    """`scancel <id>` of a running srtctl job: CANCELLED, gone from squeue, the engine
+    stopped (its port free again), and what the job wrote so far still there to collect."""
+    recipe = write_recipe(tmp_path / "long.yaml", agg_vllm_recipe(
+        srtctl, name="infersweep-agg-cancel", command="echo benchmark started; sleep 600"))
+    res = srtctl.apply(recipe)
+    assert res.returncode == 0, res.stderr[-3000:]
+    job = res.record["slurm_job_id"]
+    out = Path(res.record["output_dir"])
+    bench_log = out / "logs" / "benchmark.out"
+    wait_until(lambda: bench_log.is_file() and "benchmark started" in bench_log.read_text(),
+               120, "the benchmark step to start")
+
+    w = SlurmWatcher(interval=0.5, max_interval=2)
+    w.cancel(job)
+    assert w.wait([job], timeout=90)[job].state is State.CANCELLED
+    assert job not in srtctl.cluster.queued()
+    wait_until(lambda: port_free(8000), 30, "the engine double to release port 8000")
+    assert (out / "logs" / "node1_agg_w0.out").is_file()
+    assert (out / "logs" / f"sweep_{job}.log").is_file()
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
