@@ -13,7 +13,9 @@ INFERSWEEP_REQUIRE_SLURM=1 (set by .ci/run) they fail instead, so CI never skips
 from __future__ import annotations
 
 import os
+import sys
 import time
+import warnings
 
 import pytest
 
@@ -56,7 +58,11 @@ def srtctl(local_slurm, srt_slurm_remote, tmp_path_factory):
     missing = srtctl_setup.missing_prerequisites()
     if missing:
         _absent("the real srtctl cannot run here: " + "; ".join(missing))
-    return srtctl_setup.install(srt_slurm_remote, tmp_path_factory.mktemp("srtctl"), local_slurm)
+    s = srtctl_setup.install(srt_slurm_remote, tmp_path_factory.mktemp("srtctl"), local_slurm)
+    if s.python312 is None:
+        warnings.warn(f"{s.uv_note}: the job runs srtctl on Python "
+                      f"{sys.version_info.major}.{sys.version_info.minor}, not 3.12", stacklevel=1)
+    return s
 
 
 def wait_until(predicate, timeout: float, what: str, interval: float = 0.5):

@@ -64,7 +64,10 @@ def make_remote(workdir: Path) -> Remote:
 
 
 def find_python312() -> Path | None:
-    """A real CPython 3.12 interpreter (not a pyenv shim, which uv does not follow)."""
+    """A real CPython 3.12 interpreter (not a pyenv shim, which uv does not follow).
+    ``INFERSWEEP_PYTHON312=none`` pretends there is none (to exercise the uv double)."""
+    if os.environ.get("INFERSWEEP_PYTHON312") == "none":
+        return None
     candidates = [os.environ.get("INFERSWEEP_PYTHON312", "")]
     candidates += sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")))
     candidates += ["/usr/local/bin/python3.12", "/usr/bin/python3.12"]

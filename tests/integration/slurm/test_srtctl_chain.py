@@ -44,6 +44,9 @@ def test_apply_json_watch_completed_and_collect(srtctl, tmp_path, record_propert
     result = json.loads((out / "logs" / "infersweep" / "conc4.json").read_text())
     assert result["completed"] == 16 and result["max_concurrency"] == 4
     assert "Sweep completed successfully" in sweep_log.read_text()
+    compute_python = srtctl.root / ".venv-compute" / "bin" / "python"
+    version = srtctl.cluster.run(str(compute_python), "--version").stdout
+    assert ("3.12." in version) == (srtctl.python312 is not None), version
     assert "engine double: vllm serve /model" in (out / "logs" / "node1_agg_w0.out").read_text()
 
     # The job carries the run's name and tag, as the launcher will set them.
