@@ -52,6 +52,9 @@ def test_apply_json_watch_completed_and_collect(srtctl, tmp_path, record_propert
     # The job carries the run's name and tag, as the launcher will set them.
     script = (out / "sbatch_script.sh").read_text()
     assert f"--job-name={tag.name}" in script and f"--comment={tag.comment}" in script
+    # srtslurm.yaml was read (srtctl drops a file it cannot parse with only a warning).
+    assert "--partition=local" in script and "--account=default" in script
+    assert "--segment" not in script
     name = srtctl.cluster.run("sacct", "-X", "-n", "-P", "-o", "JobName", "-j", job).stdout
     if srtctl.cluster.accounting:
         assert name.strip() == tag.name
