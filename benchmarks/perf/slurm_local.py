@@ -1,5 +1,5 @@
-"""Local Slurm chain timings: cluster start, srtctl install, a job's submit→complete, and the
-job watcher's cost (Slurm queries per poll) with many jobs.
+"""Local Slurm chain timings: cluster start, srtctl install, a job's submit→complete (agg,
+1P1D, 2P1D on the simulator), and the job watcher's cost (Slurm queries per poll).
 
 Needs root and the local cluster (`scripts/slurm-local-cluster up`), the upstream bundle under
 ../shared/reference/srt-slurm and PyPI (the install step). Prints one JSON object.
@@ -57,19 +57,28 @@ def main() -> None:
         report["srtctl_install_s"] = {k: round(v, 2) for k, v in s.timings.items()}
         report["python312"] = s.uv_note
 
-        submits, completes = [], []
-        for i in range(a.jobs):
-            recipe = srtctl_setup.write_recipe(work / f"agg{i}.yaml", srtctl_setup.agg_vllm_recipe(
-                s, name=f"perf-agg-{i}", command=srtctl_setup.bench_command()))
-            t0 = time.monotonic()
-            res = s.apply(recipe)
-            submits.append(time.monotonic() - t0)
-            job = res.record["slurm_job_id"]
-            final = SlurmWatcher(interval=0.5, max_interval=1).wait([job], timeout=300)
-            completes.append(time.monotonic() - t0)
-            assert final[job].succeeded, final[job]
-        report["srtctl_apply_s"] = [round(x, 2) for x in submits]
-        report["submit_to_completed_s"] = [round(x, 2) for x in completes]
+        def recipe_for(topology: str, i: int) -> dict:
+            command = srtctl_setup.bench_command()
+            if topology == "agg":
+                return srtctl_setup.agg_vllm_recipe(s, name=f"perf-agg-{i}", command=command)
+            return srtctl_setup.disagg_sglang_recipe(
+                s, name=f"perf-{topology}-{i}", prefill_workers=int(topology[0]),
+                decode_workers=1, command=command)
+
+        for topology in ("agg", "1p1d", "2p1d"):
+            submits, completes = [], []
+            for i in range(a.jobs):
+                recipe = srtctl_setup.write_recipe(work / f"{topology}{i}.yaml",
+                                                   recipe_for(topology, i))
+                t0 = time.monotonic()
+                res = s.apply(recipe)
+                submits.append(time.monotonic() - t0)
+                job = res.record["slurm_job_id"]
+                final = SlurmWatcher(interval=0.5, max_interval=1).wait([job], timeout=300)
+                completes.append(time.monotonic() - t0)
+                assert final[job].succeeded, final[job]
+            report[topology] = {"srtctl_apply_s": [round(x, 2) for x in submits],
+                                "submit_to_completed_s": [round(x, 2) for x in completes]}
 
         jobs = [cluster.submit("sleep 2", "--nodes=1") for _ in range(a.watch_jobs)]
         w = SlurmWatcher(interval=0.5, max_interval=1)
