@@ -67,7 +67,7 @@ def test_cancelled_by_id(local_slurm):
     w.cancel(job)
     final = w.wait([job], timeout=60)
     assert final[job].state is State.CANCELLED
-    assert job not in local_slurm.queued()
+    wait_until(lambda: job not in local_slurm.queued(), 60, f"job {job} to leave squeue")
     assert other in local_slurm.queued(), "cancelling one job must not touch another"
     w.cancel(other)
     assert w.wait([other], timeout=60)[other].state is State.CANCELLED
