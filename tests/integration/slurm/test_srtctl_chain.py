@@ -102,8 +102,23 @@ def test_cancel_mid_run_leaves_nothing_behind(srtctl, tmp_path):
     # CANCELLED is recorded at once; squeue lists the job until its steps are killed.
     wait_until(lambda: job not in srtctl.cluster.queued(), 60, f"job {job} to leave squeue")
     wait_until(lambda: port_free(8000), 30, "the engine double to release port 8000")
+    wait_until(lambda: not processes_mentioning(str(out)), 60,
+               f"every process of job {job} (orchestrator, steps) to exit")
     assert (out / "logs" / "node1_agg_w0.out").is_file()
     assert (out / "logs" / f"sweep_{job}.log").is_file()
+
+
+def processes_mentioning(text: str) -> list[str]:
+    """Command lines of live processes that contain ``text`` (this job's output folder)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in args:
+            found.append(args)
+    return found
 
 
 def port_free(port: int) -> bool:
