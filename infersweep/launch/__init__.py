@@ -1,1 +1,2 @@
-"""Launching matrix rows as jobs: executors (local simulator, srt-slurm), job tracking, manifests."""
+"""Launching matrix rows as jobs: executors (local simulator, srt-slurm), Slurm job tracking,
+manifests."""
