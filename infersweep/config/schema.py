@@ -1,4 +1,14 @@
-"""JSON Schema validation of YAML documents, reported at the offending line and column."""
+"""JSON Schema validation of YAML documents, reported at the offending line and column.
+
+The one translator from jsonschema errors to located messages, for every schema in
+``infersweep/schemas``. A subschema can word its own message with two annotations (editors
+ignore ``x-`` keywords): ``x-message``, with ``{field}`` (the field's or key's name),
+``{value}`` (what was given) and ``{where}`` (the mapping that holds it) filled in, and
+``x-hint``, what to do. They word the failures a generic message says little about (a pattern,
+a ``not``, an ``anyOf``): a wrong type, an empty value, a missing or unknown key keep the
+generic message. A subschema with an ``x-message`` speaks for everything under it (an
+``anyOf`` of value types is one message, not one per branch).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,7 @@ from infersweep.diagnostics import Diagnostic, did_you_mean
 from infersweep.yamldoc import YamlDoc
 
 _TYPE_NAMES = {"integer": "an integer", "string": "a string", "boolean": "true or false",
-               "array": "a list", "object": "a mapping", "number": "a number"}
+               "array": "a list", "object": "a mapping", "number": "a number", "null": "null"}
 
 
 @cache
@@ -22,8 +32,8 @@ def load_schema(name: str) -> dict:
 
 
 def _is_integer(checker, instance) -> bool:
-    """Integers only: JSON Schema counts 8.0 as an integer, and a float ``tp`` would reach
-    the matrix rows and the launcher as ``8.0``."""
+    """Integers only: JSON Schema counts 8.0 as an integer, and a float ``tp`` or
+    ``gpus_per_node`` would reach the matrix rows, the launcher and srtctl as ``8.0``."""
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
@@ -52,13 +62,31 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+# failures whose generic message already says all there is; annotations do not replace it
+_SELF_EXPLAINED = {"type", "minLength", "minItems", "minProperties", "required",
+                   "additionalProperties"}
+
+
+def _annotation(error, keyword: str) -> str:
+    """The subschema's own ``x-message`` or ``x-hint`` for this failure, if it words one."""
+    if not isinstance(error.schema, dict) or error.validator in _SELF_EXPLAINED:
+        return ""
+    return error.schema.get(keyword, "")
+
+
 def _leaf_errors(error):
-    """The most specific errors under an if/then/else or $ref wrapper."""
-    if error.context:
+    """The most specific errors under an anyOf/oneOf wrapper, unless the wrapper's schema
+    words the message itself (``x-message``)."""
+    if error.context and not _annotation(error, "x-message"):
         for sub in error.context:
             yield from _leaf_errors(sub)
     else:
         yield error
+
+
+def _description(error) -> str:
+    """The schema's own description of a field, as a hint."""
+    return error.schema.get("description", "").rstrip(".")
 
 
 def _field_name(pointer: tuple) -> str:
@@ -67,6 +95,14 @@ def _field_name(pointer: tuple) -> str:
     if isinstance(pointer[-1], int) and len(pointer) > 1:
         return f"{pointer[-2]}[{pointer[-1]}]"
     return str(pointer[-1])
+
+
+def _where(pointer: tuple) -> str:
+    """The mapping at ``pointer`` as a reader finds it: ``cfg.scenarios.fixed-seq-len[0]``."""
+    text = ""
+    for part in pointer:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text.lstrip(".") or "the document"
 
 
 def _false_schema_key(instance: Any, pointer: tuple, value: Any) -> Any:
@@ -84,68 +120,96 @@ def _false_schema_key(instance: Any, pointer: tuple, value: Any) -> Any:
     return keys[0] if len(keys) == 1 else None
 
 
-def _to_diagnostic(doc: YamlDoc, error, base: tuple, instance: Any = None) -> Diagnostic:
+def _is_key_name(error) -> bool:
+    """A key refused by ``propertyNames`` (the error's instance is the key itself)."""
+    path = error.schema_path
+    return len(path) >= 2 and path[-2] == "propertyNames"
+
+
+def _under_condition(error) -> bool:
+    return any(part in ("then", "else") for part in error.schema_path)
+
+
+def _unknown_keys(error) -> list[str]:
+    """The keys an ``additionalProperties: false`` refused (those that are text: any other
+    key is reported as a key type)."""
+    allowed = error.schema.get("properties", {})
+    return [k for k in error.instance if k not in allowed and isinstance(k, str)]
+
+
+def _located(error, base: tuple, instance: Any, key: Any) -> tuple[tuple, bool]:
+    """Where an error is shown: (pointer, whether at the key rather than the value)."""
     pointer = base + tuple(error.absolute_path)
-    validator, inst = error.validator, error.instance
     if error.schema is False:
-        key = _false_schema_key(instance, tuple(error.absolute_path), inst)
-        if key is not None:
-            pointer += (key,)
-        return doc.diag(pointer, f"'{_field_name(pointer)}' is not allowed here",
-                        "remove it", rule="schema", key=True)
-    field = _field_name(pointer)
+        key = _false_schema_key(instance, tuple(error.absolute_path), error.instance)
+        return (pointer + (key,) if key is not None else pointer), True
+    if _is_key_name(error):
+        return pointer + (error.instance,), True
+    if error.validator == "additionalProperties":
+        key = key if key is not None else next(iter(_unknown_keys(error)), "?")
+        return pointer + (key,), True
+    return pointer, error.validator in ("required", "not")
+
+
+def _message(error, pointer: tuple) -> tuple[str, str]:
+    """(message, hint) for one leaf error located at ``pointer``."""
+    validator, inst, want = error.validator, error.instance, error.validator_value
+    field, where = _field_name(pointer), _where(pointer[:-1])
+    if _is_key_name(error):
+        if validator == "not":
+            return f"'{field}' is not allowed in {where}", "remove it"
+        return f"key {_describe(inst)} is not a valid name in {where}", ""
+    if error.schema is False or validator == "not":  # {"not": {}}: allowed only elsewhere
+        return f"'{field}' is not allowed here", "remove it"
     if validator == "additionalProperties":
         allowed = list(error.schema.get("properties", {}))
-        extras = [k for k in inst if k not in error.schema.get("properties", {})]
-        key = extras[0] if extras else "?"
-        hint = did_you_mean(key, allowed) or (
-            f"allowed keys: {', '.join(allowed)}" if allowed else "remove it")
-        return doc.diag(pointer + (key,), f"unknown key '{key}'", hint, rule="schema", key=True)
+        hint = did_you_mean(field, allowed) or (
+            f"allowed keys here: {', '.join(allowed)}" if allowed else "remove it")
+        return f"unknown key '{field}' in {where}", hint
     if validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
-        return doc.diag(pointer, f"missing required key '{missing}'", f"add '{missing}:'",
-                        rule="schema", key=True)
+        return f"missing required key '{missing}' in {_where(pointer)}", f"add '{missing}:'"
     if validator == "type":
-        want = error.validator_value
-        want = want if isinstance(want, str) else want[0]
+        wants = [want] if isinstance(want, str) else list(want)
         hint = ""
-        if want == "integer" and isinstance(inst, float) and inst.is_integer():
-            hint = f"write {int(inst)}: sizes, lengths and concurrencies are whole numbers"
-        return doc.diag(pointer, f"'{field}' must be {_TYPE_NAMES.get(want, want)}, "
-                        f"got {_describe(inst)}", hint, rule="schema")
-    if validator == "not" and error.validator_value == {}:
-        # a field allowed only under a condition, written in the schema as
-        # {"not": {}, "description": <what it needs>, "x-hint": <what to do>}
-        reason = error.schema.get("description", "is not allowed here")
-        return doc.diag(pointer, f"'{field}' {reason}", error.schema.get("x-hint", "remove it"),
-                        rule="schema", key=True)
-    if validator == "minimum":
-        return doc.diag(pointer, f"'{field}' must be at least {error.validator_value}, "
-                        f"got {_describe(inst)}", rule="schema")
+        if "integer" in wants and isinstance(inst, float) and inst.is_integer():
+            hint = f"write {int(inst)}: counts, sizes, lengths and concurrencies are whole numbers"
+        elif "string" in wants and (inst is None or isinstance(inst, (bool, int, float))):
+            hint = "quote the value"
+        names = " or ".join(_TYPE_NAMES.get(w, w) for w in wants)
+        return f"'{field}' must be {names}, got {_describe(inst)}", hint
     if validator == "enum":
-        choices = ", ".join(json.dumps(c) for c in error.validator_value)
-        return doc.diag(pointer, f"'{field}' is {_describe(inst)}, expected one of {choices}",
-                        did_you_mean(inst, error.validator_value), rule="schema")
+        choices = ", ".join(json.dumps(c) for c in want)
+        return (f"'{field}' is {_describe(inst)}, expected one of {choices}",
+                did_you_mean(inst, [c for c in want if isinstance(c, str)]))
     if validator == "const":
-        return doc.diag(pointer, f"'{field}' must be {json.dumps(error.validator_value)} here, "
-                        f"got {_describe(inst)}", error.schema.get("description", ""), rule="schema")
-    if "propertyNames" in error.schema_path or validator == "propertyNames":
-        return doc.diag(pointer + (inst,), f"key {_describe(inst)} contains a glob character",
-                        "'*', '?', '[' and ']' are reserved for changelog globs", rule="schema",
-                        key=True)
-    if validator == "pattern" and len(pointer) > 1 and pointer[-2] == "additional-settings":
-        return doc.diag(pointer, f"setting {_describe(inst)} is not of the form KEY=VALUE with a "
-                        "shell-safe KEY", "KEY must match [A-Za-z_][A-Za-z0-9_]*", rule="schema")
-    if validator == "pattern" and field == "pr-link":
-        return doc.diag(pointer, f"pr-link '{inst}' is not a pull-request URL",
-                        "use https://github.com/<owner>/<repo>/pull/<number>, or the "
-                        "placeholder XXX until the pull request exists", rule="schema")
-    if validator == "pattern" and field == "version":
-        return doc.diag(pointer, "a component version must not be an image reference",
-                        "give a release or commit SHA", rule="schema")
-    if validator in ("minItems", "minProperties"):
-        return doc.diag(pointer, f"'{field}' must not be empty", rule="schema")
-    return doc.diag(pointer, error.message, rule="schema")
+        here = " here" if _under_condition(error) else ""
+        return (f"'{field}' must be {json.dumps(want)}{here}, got {_describe(inst)}",
+                _description(error))
+    if validator == "pattern":
+        return (f"'{field}' is {_describe(inst)}, which does not match {want}",
+                _description(error))
+    bounds = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}
+    if validator in bounds:
+        return f"'{field}' must be {bounds[validator]} {want}, got {_describe(inst)}", ""
+    if validator in ("minItems", "minProperties", "minLength"):
+        return f"'{field}' must not be empty", ""
+    if validator == "uniqueItems":
+        return f"'{field}' lists a value twice: {_describe(inst)}", ""
+    return error.message, ""
+
+
+def _to_diagnostic(doc: YamlDoc, error, base: tuple, instance: Any = None,
+                   key: Any = None) -> Diagnostic:
+    """One located diagnostic for a leaf error (``key``: which unknown key, where several)."""
+    pointer, at_key = _located(error, base, instance, key)
+    message, hint = _message(error, pointer)
+    if custom := _annotation(error, "x-message"):
+        message = (custom.replace("{field}", _field_name(pointer))
+                   .replace("{value}", _describe(error.instance))
+                   .replace("{where}", _where(pointer[:-1])))
+    return doc.diag(pointer, message, _annotation(error, "x-hint") or hint, rule="schema",
+                    key=at_key)
 
 
 def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
@@ -155,18 +219,17 @@ def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
     leaves = [leaf for error in _validator(schema_name).iter_errors(instance)
               for leaf in _leaf_errors(error)]
     misspelt = {(tuple(e.absolute_path), k) for e in leaves if e.validator == "additionalProperties"
-                for k in e.instance if k not in e.schema.get("properties", {})}
+                for k in _unknown_keys(e)}
     diags = _key_type_diagnostics(doc) if data is None else []
     for leaf in leaves:
         if leaf.validator == "required" and any(
                 path == tuple(leaf.absolute_path) and did_you_mean(key, leaf.validator_value)
                 for path, key in misspelt):
             continue  # reported as "unknown key ... did you mean" instead
-        if leaf.validator == "additionalProperties" and not any(
-                isinstance(k, str) for k in leaf.instance
-                if k not in leaf.schema.get("properties", {})):
-            continue  # only keys that are not text: reported where they are, below
-        diags.append(_to_diagnostic(doc, leaf, base, instance))
+        if leaf.validator == "additionalProperties":  # one diagnostic per unknown key
+            diags += [_to_diagnostic(doc, leaf, base, instance, k) for k in _unknown_keys(leaf)]
+        else:
+            diags.append(_to_diagnostic(doc, leaf, base, instance))
     return sorted(set(diags))
 
 

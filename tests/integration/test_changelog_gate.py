@@ -159,7 +159,7 @@ def test_bad_entry_fields(repo, run_cli):
     code, _, err = _check(run_cli, repo)
     assert code == 1
     assert "unknown key 'evals_only'" in err and "did you mean 'evals-only'" in err
-    assert "pr-link 'TBD' is not a pull-request URL" in err
+    assert "pr-link \"TBD\" is not a pull-request URL" in err
 
 
 def test_pr_link_must_name_this_pr(repo, run_cli):

@@ -116,3 +116,28 @@ def test_placeholders_know_the_row_fields():
             "max-model-len", "prefill.tp"} <= set(fields)
     kind, diags = _diags(BASE.replace("{{ row.image }}", "{{ row.prefill.additional-settings }}"))
     assert [d.message for d in diags] == ["'prefill.additional-settings' is not a single value"]
+
+
+@pytest.mark.parametrize("edit,where,message,hint", [
+    (("  gpus_per_node: 8\n", "  gpus_per_node: 8.0\n"), (5, 18),
+     "'gpus_per_node' must be an integer, got 8.0", "write 8"),
+    (("frontend: {type: atomesh}", "frontend: {type: atomesh, env: {1ST: x}}"), (10, 33),
+     'key "1ST" is not a valid name in frontend.env', "an environment variable name"),
+    (("frontend: {type: atomesh}", "frontend: {type: atomesh, args: {policy: {a: 1}}}"),
+     (10, 42), "'policy' must be a string, number, true/false, or a list of them, got",
+     ""),
+    (("    prefill: {block-size: 16}", "    prefill: {block-size: 16, server_port: 1}"),
+     (14, 31), "'server_port' is managed by srtctl and cannot be set in "
+     "backend.atom_config.prefill", "srtctl sets model, host, server-port"),
+    (("name: t\n", "name: t\nsbatch_directives: {no_requeue: ''}\n"), (2, 21),
+     'key "no_requeue" is not a valid name in sbatch_directives', "letters, digits and '-'"),
+    (("name: t\n", "name: t\nenvironment: {yes: '1'}\n"), (2, 15),
+     "key yes is read as true or false", "quote it"),
+])
+def test_recipe_wording_comes_from_the_schema(edit, where, message, hint):
+    """Names srtctl reserves, variable names and flag values are worded by schema annotations;
+    whole numbers and key types are checked as in every other file."""
+    _, diags = _diags(BASE.replace(*edit))
+    assert [(d.line, d.col) for d in diags] == [where], diags
+    assert message in diags[0].message
+    assert hint in diags[0].hint
