@@ -8,7 +8,8 @@ Every long command reports progress the same way::
 
 On a terminal the bar redraws in place a few times a second; when stderr is a file or a pipe
 (CI logs) it prints one line at each tenth of the work, so logs stay short and readable.
-``enabled=False`` shows nothing. :func:`option` is the matching click flag.
+``enabled=False`` shows nothing. :func:`option` is the matching click flag. Without rich (the
+benchmark client on a bare interpreter) a terminal gets the plain lines too.
 """
 
 from __future__ import annotations
@@ -95,7 +96,11 @@ class _Off:
 
 
 def is_terminal(stream: TextIO) -> bool:
-    from rich.console import Console
+    """Whether a live bar can be drawn: a terminal, and rich to draw it."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return False
 
     return Console(file=stream).is_terminal
 

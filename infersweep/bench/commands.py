@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import click
-import orjson
 
 from infersweep import progress
 from infersweep.bench import options
@@ -145,6 +144,7 @@ def _param(name: str) -> click.Parameter:
 @click.argument("records", type=click.Path(exists=True, dir_okay=False))
 def recompute_cmd(records):
     """Recompute the summary metrics from a per-request records file."""
+    from infersweep.bench import runtime
     from infersweep.bench.runner import recompute
 
-    click.echo(orjson.dumps(recompute(records), option=orjson.OPT_INDENT_2).decode())
+    click.echo(runtime.dumps_indented(recompute(records)).decode())
