@@ -148,3 +148,22 @@ def recompute_cmd(records):
     from infersweep.bench.runner import recompute
 
     click.echo(runtime.dumps_indented(recompute(records)).decode())
+
+
+@bench.command("bundle")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False, writable=True),
+              help="Where to write the bundle, e.g. build/infersweep-bench.pyz (its sha256 goes "
+                   "to the same name plus .sha256).")
+def bundle_cmd(output):
+    """Build the client as one file that a bare Python >= 3.10 runs (`python3 FILE serve ...`).
+
+    For the benchmark step inside an engine's container: only `serve` and `recompute`, with
+    click inside and stdlib fallbacks for orjson, uvloop, numpy and rich. The same sources
+    give the same bytes; the sha256 printed here is what a result it measures records.
+    """
+    from pathlib import Path
+
+    from infersweep.bench.bundle import build
+
+    made = build(Path(output))
+    click.echo(f"{made.path}: {made.size} bytes, {made.files} files, sha256 {made.sha256}")
