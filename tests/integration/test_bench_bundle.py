@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,3 +126,13 @@ def test_open_loop_without_numpy_is_refused_before_any_request(bundle, sim, tmp_
     assert "needs numpy" in p.stderr and "--request-rate inf" in p.stderr
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_ci_has_at_least_two_interpreter_versions_for_the_bundle():
+    """In CI the bundle must run on two versions at least: a skip above is then a defect."""
+    found = {v: bh.find_python(v) for v in bh.VERSIONS}
+    if not os.environ.get("CI"):
+        pytest.skip("checked in CI only (CI=true); found here: "
+                    + ", ".join(f"{v}: {p or 'none'}" for v, p in found.items()))
+    assert sum(p is not None for p in found.values()) >= 2, bh.skip_reason(
+        " and ".join(v for v, p in found.items() if p is None))
