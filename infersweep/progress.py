@@ -8,8 +8,7 @@ Every long command reports progress the same way::
 
 On a terminal the bar redraws in place a few times a second; when stderr is a file or a pipe
 (CI logs) it prints one line at each tenth of the work, so logs stay short and readable.
-``enabled=False`` shows nothing. :func:`option` is the matching click flag. Without rich (the
-benchmark client on a bare interpreter) a terminal gets the plain lines too.
+``enabled=False`` shows nothing. :func:`option` is the matching click flag.
 """
 
 from __future__ import annotations
@@ -96,7 +95,8 @@ class _Off:
 
 
 def is_terminal(stream: TextIO) -> bool:
-    """Whether a live bar can be drawn: a terminal, and rich to draw it."""
+    """Whether a live bar can be drawn: a terminal, and rich to draw it (the bundled
+    benchmark client may run where rich is not installed: plain lines then)."""
     try:
         from rich.console import Console
     except ImportError:
