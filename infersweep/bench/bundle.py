@@ -35,7 +35,11 @@ FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the zip format's earliest date: no build t
 SHEBANG = b"#!/usr/bin/env python3\n"
 MAIN = (
     "# The infersweep benchmark client, bundled: python3 infersweep-bench.pyz --help\n"
-    "from infersweep.bench.zipmain import main\n\n"
+    "import sys\n\n"
+    "if sys.version_info < (3, 10):  # said in words any Python can print\n"
+    "    sys.exit(\"error: this client needs Python 3.10 or newer; this is %d.%d: run it with \"\n"
+    "             \"python3.10 or later\" % sys.version_info[:2])\n"
+    "from infersweep.bench.zipmain import main  # noqa: E402\n\n"
     "if __name__ == \"__main__\":\n"
     "    main()\n"
 )

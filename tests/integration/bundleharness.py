@@ -1,7 +1,7 @@
 """The bundled client (``bench bundle``) on bare interpreters: Pythons with no site packages.
 
 The second and third interpreter versions come from this machine kind's image (pyenv builds
-of 3.10 and 3.12 beside the 3.11 the project runs on; Debian 12's apt has only 3.11). Set
+of 3.10, 3.12 and 3.13 beside the 3.11 the project runs on; Debian 12's apt has only 3.11). Set
 ``INFERSWEEP_TEST_PYTHONS`` to a colon-separated list of interpreters to use others.
 """
 
@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-VERSIONS = ("3.10", "3.11", "3.12")
+VERSIONS = ("3.10", "3.11", "3.12", "3.13")
 
 
 def find_python(version: str) -> str | None:

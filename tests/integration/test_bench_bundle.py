@@ -1,4 +1,4 @@
-"""The bundled client on bare interpreters (3.10, 3.11, 3.12: no site packages, no infersweep
+"""The bundled client on bare interpreters (3.10 to 3.13: no site packages, no infersweep
 installed) against the simulator: the same result as the installed client's, the same
 metrics from the same records, and the stdlib fallbacks it used named in the result."""
 
@@ -136,3 +136,14 @@ def test_ci_has_at_least_two_interpreter_versions_for_the_bundle():
                     + ", ".join(f"{v}: {p or 'none'}" for v, p in found.items()))
     assert sum(p is not None for p in found.values()) >= 2, bh.skip_reason(
         " and ".join(v for v, p in found.items() if p is None))
+
+
+def test_an_older_python_gets_a_sentence_not_a_traceback(bundle):
+    old = bh.find_python("3.9")
+    if old is None:
+        pytest.skip(bh.skip_reason("3.9"))
+    p = subprocess.run([old, "-I", str(bundle), "serve", "--help"], capture_output=True,
+                       text=True, timeout=60, env=bh.bare_env())
+    assert p.returncode == 1
+    assert "needs Python 3.10 or newer; this is 3.9" in p.stderr
+    assert "Traceback" not in p.stderr
