@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pwd
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,9 +22,11 @@ def find_python(version: str) -> str | None:
     pyenv's versions folder."""
     candidates = [p for p in os.environ.get("INFERSWEEP_TEST_PYTHONS", "").split(":") if p]
     candidates.append(shutil.which(f"python{version}") or "")
-    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    candidates += sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin",
-                                                "python3")), reverse=True)
+    roots = [os.environ.get("PYENV_ROOT"), os.path.expanduser("~/.pyenv"),
+             os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".pyenv")]  # whatever $HOME says
+    for root in dict.fromkeys(r for r in roots if r):
+        candidates += sorted(glob.glob(os.path.join(root, "versions", f"{version}.*", "bin",
+                                                    "python3")), reverse=True)
     for exe in candidates:
         if not exe or not os.access(exe, os.X_OK):
             continue
