@@ -37,3 +37,9 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# The benchmark client as one file for an engine container's bare Python >= 3.10
+# (docs/bench-and-sim.md, "Running inside the engine's container"); sha256 beside it.
+.PHONY: bundle
+bundle: $(STAMP)
+	$(BIN)/infersweep bench bundle --output build/infersweep-bench.pyz

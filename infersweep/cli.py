@@ -74,8 +74,13 @@ def main(argv=None) -> None:
     """Run the CLI. Bad input exits 1 with located messages; an operating-system failure
     that no command turned into a message (a bug in its error reporting) still gets one line
     and exit 1, unless ``INFERSWEEP_DEBUG=1`` asks for the exception and its traceback."""
+    run(cli, argv, "infersweep")
+
+
+def run(group: click.Command, argv, prog_name: str) -> None:
+    """:func:`main` for any click command (the bundled benchmark client uses it too)."""
     try:
-        cli.main(args=argv, prog_name="infersweep", standalone_mode=False)
+        group.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except InputError as exc:
         for diag in exc.diagnostics:
             click.echo(f"error: {diag}", err=True)

@@ -100,7 +100,12 @@ class _Off:
 
 
 def is_terminal(stream: TextIO) -> bool:
-    from rich.console import Console
+    """Whether a live bar can be drawn: a terminal, and rich to draw it (the bundled
+    benchmark client may run where rich is not installed: plain lines then)."""
+    try:
+        from rich.console import Console
+    except ImportError:
+        return False
 
     return Console(file=stream).is_terminal
 

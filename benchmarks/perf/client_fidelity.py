@@ -11,6 +11,10 @@ server-side concurrency (time average over the run window) and client CPU per 1,
     python benchmarks/perf/client_fidelity.py --conc 64 256 1024 --conc-40ms 2048 \
         [--peers-venv /path/to/venv --peers aiperf guidellm]
 
+``--bundle FILE.pyz --bundle-python PY`` measures the bundled client (``bench bundle``) on
+interpreter PY instead of the installed one: with PY a venv without site packages it runs on
+its stdlib fallbacks (json, asyncio's loop, pure-Python statistics), as in an engine container.
+
 ``--schemes http https`` runs every infersweep case over both, one after the other: the https
 server is the same simulator with a self-signed certificate (``openssl req``), trusted by the
 client with ``--ca-cert``.
@@ -124,9 +128,12 @@ def truth_stats(rows: list[dict], conc: int = 0) -> dict:
             "requests": len(rows)}
 
 
+CLIENT = [sys.executable, "-m", "infersweep", "bench", "serve"]  # or the bundle (--bundle)
+
+
 def run_ours(url: str, conc: int, n: int, workers: int, out: Path, ts: str | None = None,
              ca: Path | None = None, warmups: int = 0) -> dict:
-    cmd = [*pin(1), sys.executable, "-m", "infersweep", "bench", "serve", "--backend", "openai",
+    cmd = [*pin(1), *CLIENT, "--backend", "openai",
            "--base-url", url, "--model", "m", "--dataset-name", "random",
            "--random-input-len", str(ISL), "--random-output-len", str(OSL),
            "--random-range-ratio", "1.0", "--num-prompts", str(n), "--max-concurrency", str(conc),
@@ -169,7 +176,8 @@ def one(client: str, conc: int, itl_ms: float, args, tmp: Path, scheme: str = "h
             rep = run_ours(srv.url, conc, n, workers, tmp, args.timestamp_source, srv.ca,
                            args.num_warmups)
             src = (rep.get("timestamps") or {}).get("source", "?")
-            rep["client"] = f"infersweep {scheme} ({workers} proc, {src})"
+            what = "bundle" if args.bundle else "infersweep"
+            rep["client"] = f"{what} {scheme} ({workers} proc, {src})"
         elif client == "aiperf":
             rep = run_aiperf(Path(args.peers_venv), Path(args.tokenizer_dir), srv.url, conc, n, tmp)
             rep["client"] = "aiperf"
@@ -237,11 +245,16 @@ def main() -> None:
     ap.add_argument("--peers-venv", default=None)
     ap.add_argument("--tokenizer-dir", default=None)
     ap.add_argument("--json-out", default=None)
+    ap.add_argument("--bundle", default=None, help="measure this bundled client (.pyz) instead")
+    ap.add_argument("--bundle-python", default=sys.executable,
+                    help="the interpreter that runs --bundle (e.g. a venv with no site packages)")
     ap.add_argument("--schemes", nargs="*", default=["http"], choices=["http", "https"],
                     help="run each infersweep case over these, in turn (https: self-signed)")
     ap.add_argument("--timestamp-source", choices=["auto", "kernel", "user"], default=None,
                     help="passed to infersweep bench serve (default: its own default)")
     args = ap.parse_args()
+    if args.bundle:
+        CLIENT[:] = [args.bundle_python, "-I", args.bundle, "serve"]
     results = []
     cases = [("infersweep", c, args.itl_ms, sch) for c in args.conc for sch in args.schemes]
     cases += [("infersweep", c, 40.0, sch) for c in args.conc_40ms for sch in args.schemes]

@@ -7,7 +7,19 @@ fail the request at once and close its connection, whatever the timeouts say.
 
 from __future__ import annotations
 
-from enum import StrEnum
+try:
+    from enum import StrEnum
+except ImportError:  # Python 3.10 (an engine container's interpreter)
+    from enum import Enum
+
+    class StrEnum(str, Enum):  # noqa: UP042 - enum.StrEnum is what 3.10 lacks
+        """Python 3.11's StrEnum: members are their values, in str() and format() too."""
+
+        def __str__(self) -> str:
+            return str.__str__(self)
+
+        def __format__(self, spec: str) -> str:
+            return str.__format__(str.__str__(self), spec)
 
 
 class Failure(StrEnum):

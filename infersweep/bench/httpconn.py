@@ -747,6 +747,9 @@ class Pool:
         except OSError:
             self._lookup = None  # let a later connect try again
             raise
+        except asyncio.TimeoutError:  # noqa: UP041 - Python 3.10: not the builtin, not OSError
+            self._lookup = None
+            raise TimeoutError("name lookup timed out") from None
         return self._addrs
 
     async def _connect(self, loop: asyncio.AbstractEventLoop, deadline: float) -> ClientConnection:

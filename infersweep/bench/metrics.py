@@ -6,16 +6,17 @@ Per request (times relative to the dispatch instant ``start``):
   chunk gaps = gaps between consecutive token chunks (InferenceX's "ITL");
   per-token ITL = each gap divided evenly over the tokens its chunk carries (equal to the
   chunk gaps when every chunk carries one token). Aggregates use successful requests only;
-  std is the population std; percentiles use numpy's linear interpolation.
+  std is the population std; percentiles use numpy's linear interpolation (without numpy,
+  :mod:`infersweep.bench.purestats` computes the same numbers, bit for bit).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
+from infersweep.bench import purestats
 from infersweep.bench.options import METRICS  # one list of metric names (options needs no numpy)
+from infersweep.bench.runtime import numpy as np
 
 
 @dataclass
@@ -69,6 +70,9 @@ def pct_label(p: float) -> str:
 
 def describe(values, name: str, percentiles, out: dict) -> None:
     """Add mean/median/std/pXX of ``values`` (seconds) as InferenceX's ``*_ms`` keys."""
+    if np is None:
+        _describe_pure(values, name, percentiles, out)
+        return
     arr = np.asarray(values, dtype=np.float64) * 1000.0
     if arr.size == 0:
         arr = np.zeros(1)  # InferenceX reports 0 for an empty metric
@@ -77,6 +81,16 @@ def describe(values, name: str, percentiles, out: dict) -> None:
     out[f"std_{name}_ms"] = float(np.std(arr))
     for p in percentiles:
         out[f"p{pct_label(p)}_{name}_ms"] = float(np.percentile(arr, p))
+
+
+def _describe_pure(values, name: str, percentiles, out: dict) -> None:
+    ms = [float(v) * 1000.0 for v in values] or [0.0]
+    s = sorted(ms)
+    out[f"mean_{name}_ms"] = purestats.mean(ms)
+    out[f"median_{name}_ms"] = purestats.median_sorted(s)
+    out[f"std_{name}_ms"] = purestats.std(ms)
+    for p in percentiles:
+        out[f"p{pct_label(p)}_{name}_ms"] = purestats.percentile_sorted(s, p)
 
 
 def summarize(records: list[dict], num_prompts: int, duration: float, *, chat: bool = False,

@@ -53,7 +53,7 @@ async def _exchange(pool: Pool, method: str, path: str, body: bytes, headers: di
 
     try:
         await asyncio.wait_for(go(), timeout)
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):  # noqa: UP041 - distinct on Python 3.10
         if conn is None:
             raise RequestFailure(Failure.CONNECT_TIMEOUT, f"no connection to {pool.host}:"
                                  f"{pool.port} within {timeout:g}s") from None

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import math
 
-import orjson
-
 from infersweep.atomic import atomic_writer
-from infersweep.bench import metrics
+from infersweep.bench import metrics, runtime
 from infersweep.diagnostics import Diagnostic, InputError
 
 TIMES_NOTE = "seconds from benchmark start; chunk_gaps_us from start_s"
@@ -32,7 +30,7 @@ def meta_line(*, num_prompts: int, duration: float, chat: bool, selected, percen
 def write(path, meta: dict, lines: list[bytes]) -> None:
     """``lines`` are records already serialised by the workers (no second JSON pass)."""
     with atomic_writer(path) as f:
-        f.write(orjson.dumps(meta) + b"\n")
+        f.write(runtime.dumps(meta) + b"\n")
         for line in lines:
             f.write(line + b"\n")
 
@@ -51,8 +49,8 @@ def read(path: str) -> tuple[dict, list[dict]]:
         if not line.strip():
             continue
         try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
+            obj = runtime.loads(line)
+        except runtime.JSONDecodeError as exc:
             truncated = lineno == raw.rstrip(b"\n").count(b"\n") + 1 and not raw.endswith(b"\n")
             hint = ("the file ends mid-line: it was cut short (a full disk or an interrupted "
                     "copy?)" if truncated else "each line must be one JSON object")

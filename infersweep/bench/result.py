@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 import time
 
-import orjson
-
 from infersweep import __version__
 from infersweep.atomic import write_atomic
+from infersweep.bench import runtime
 
 
 def default_filename(backend: str, rate: float, concurrency: int | None, model: str,
@@ -54,7 +53,7 @@ def build(*, args, summary: dict, input_lens, output_lens, start_unix: float, en
 
 def write(path: str, obj: dict) -> None:
     """Write the result JSON atomically (a crash never leaves half a result)."""
-    write_atomic(path, orjson.dumps(obj, option=orjson.OPT_INDENT_2))
+    write_atomic(path, runtime.dumps_indented(obj))
 
 
 def now_date() -> str:

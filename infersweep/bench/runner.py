@@ -15,11 +15,19 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import click
-import numpy as np
-import orjson
 
 from infersweep import progress
-from infersweep.bench import dataset, httpconn, metrics, options, outputs, probe, result
+from infersweep.bench import (
+    dataset,
+    httpconn,
+    metrics,
+    options,
+    outputs,
+    probe,
+    purestats,
+    result,
+    runtime,
+)
 from infersweep.bench import records as records_file
 from infersweep.bench.tls import TLSConfig
 from infersweep.bench.tokenizer import LocalTokenizer, is_local, render_texts
@@ -195,6 +203,11 @@ def run(a: BenchArgs) -> int:
 
 
 def _prepare(a: BenchArgs, chat: bool):
+    if not math.isinf(a.request_rate) and dataset.np is None:
+        raise InputError("--request-rate other than inf (an open-loop schedule) needs numpy, "
+                         "whose gamma generator draws the seeded arrival times; this Python has "
+                         "no numpy: use --request-rate inf with --max-concurrency (closed loop), "
+                         "or a Python with numpy")
     tok = None
     mode = a.prompt_format
     if mode in ("auto", "text") and is_local(a.tokenizer):
@@ -244,7 +257,7 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets,
     w = worker_count(a)
     schedule = None
     if not math.isinf(a.request_rate):
-        schedule = dataset.arrival_times(a.num_prompts, a.request_rate, a.burstiness, a.seed).tolist()
+        schedule = dataset.arrival_times(a.num_prompts, a.request_rate, a.burstiness, a.seed)
     tmp = tempfile.mkdtemp(prefix="infersweep-bench-")
     keep_tmp = False
     procs: list = []
@@ -368,7 +381,7 @@ def _await_ready(procs, shared, w: int, tmp: str) -> None:
             for k in dead:
                 try:
                     with open(os.path.join(tmp, f"meta-{k}.json"), "rb") as f:
-                        why.append(orjson.loads(f.read()).get("fatal") or "exited")
+                        why.append(runtime.loads(f.read()).get("fatal") or "exited")
                 except (OSError, ValueError):
                     why.append(f"exit code {procs[k].exitcode}")
             raise InputError(f"client worker(s) {', '.join(map(str, dead))} failed before the "
@@ -415,6 +428,7 @@ def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat
         "timestamp_source": client["timestamps"]["source"],
         "errors": errors, "client": client,
         "server_prompt_token_mismatches": len(mism),
+        "runtime": runtime.describe(), "build": runtime.build(),
     }
     if interrupted is not None:
         extras["interrupted"] = {"signal": interrupted.name, "finished": len(records),
@@ -438,9 +452,9 @@ def _collect(tmp: str, w: int):
     for k in range(w):
         try:
             with open(os.path.join(tmp, f"part-{k}.jsonl"), "rb") as f:
-                pairs.extend((orjson.loads(line), line.rstrip(b"\n")) for line in f)
+                pairs.extend((runtime.loads(line), line.rstrip(b"\n")) for line in f)
             with open(os.path.join(tmp, f"meta-{k}.json"), "rb") as f:
-                metas.append(orjson.loads(f.read()))
+                metas.append(runtime.loads(f.read()))
         except FileNotFoundError:
             metas.append({"worker": k, "fatal": "worker exited without writing its records"})
     pairs.sort(key=lambda p: p[0]["id"])
@@ -448,15 +462,15 @@ def _collect(tmp: str, w: int):
 
 
 def _client_health(metas: list[dict], summary: dict, quiet_interrupted: bool = False) -> dict:
-    lags = np.array([x for m in metas for x in m.get("loop_lag_ms", [])] or [0.0])
+    lags = sorted(float(x) for m in metas for x in m.get("loop_lag_ms", [])) or [0.0]
     cpu = sum(m.get("cpu_s", 0.0) for m in metas)
     chunks = sum(m.get("chunks", 0) for m in metas)
     util = max((m["cpu_s"] / m["wall_s"] for m in metas if m.get("wall_s")), default=0.0)
     health = {
         "workers": len(metas),
-        "loop_lag_p50_ms": float(np.percentile(lags, 50)),
-        "loop_lag_p99_ms": float(np.percentile(lags, 99)),
-        "loop_lag_max_ms": float(lags.max()),
+        "loop_lag_p50_ms": purestats.percentile_sorted(lags, 50),  # = numpy's, bit for bit
+        "loop_lag_p99_ms": purestats.percentile_sorted(lags, 99),
+        "loop_lag_max_ms": lags[-1],
         "cpu_s": cpu,
         "max_worker_cpu_util": util,
         "chunks": chunks,

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import os
 
-import orjson
-
+from infersweep.bench import runtime
 from infersweep.bench.failures import Failure, ProtocolError
 from infersweep.bench.httpconn import Sink
 from infersweep.bench.sse import SSEParser
 
-_loads = orjson.loads
+_loads = runtime.loads
 
 
 class StreamSink(Sink):
@@ -71,7 +70,7 @@ class StreamSink(Sink):
             return
         try:
             obj = _loads(data)
-        except orjson.JSONDecodeError:
+        except runtime.JSONDecodeError:
             self._protocol(Failure.BAD_JSON, f"event data is not JSON: {data[:120]!r}")
         if obj.__class__ is not dict:
             self._protocol(Failure.BAD_JSON, f"event data is not a JSON object: {data[:120]!r}")

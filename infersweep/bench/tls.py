@@ -18,6 +18,11 @@ from dataclasses import dataclass
 from infersweep.bench.failures import Failure, RequestFailure
 from infersweep.diagnostics import InputError
 
+try:
+    _timeout_at = asyncio.timeout_at  # Python 3.11+
+except AttributeError:  # Python 3.10 (an engine container's interpreter)
+    _timeout_at = None
+
 
 @dataclass(frozen=True)
 class TLSConfig:
@@ -56,29 +61,40 @@ async def handshake(loop: asyncio.AbstractEventLoop, sock: socket.socket, ctx: s
     TimeoutError."""
     incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
     obj = ctx.wrap_bio(incoming, outgoing, server_side=False, server_hostname=server_hostname)
-    async with asyncio.timeout_at(deadline):
-        while True:
-            try:
-                obj.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                if outgoing.pending:
-                    await loop.sock_sendall(sock, outgoing.read())
-                data = await loop.sock_recv(sock, 65536)
-                if not data:
-                    raise RequestFailure(Failure.CONNECTION_CLOSED,
-                                         "connection closed by the server during the TLS "
-                                         "handshake (is it serving https?)") from None
-                incoming.write(data)
-            except ssl.SSLCertVerificationError as exc:
-                raise RequestFailure(Failure.TLS_VERIFY, verify_message(server_hostname, exc)
-                                     ) from exc
-            except ssl.SSLError as exc:
-                raise RequestFailure(Failure.TLS_ERROR, f"TLS handshake with {server_hostname} "
-                                     f"failed: {exc.reason or exc} (is it serving https?)") from exc
-        if outgoing.pending:  # the client's last flight
-            await loop.sock_sendall(sock, outgoing.read())
+    steps = _handshake_steps(loop, sock, obj, incoming, outgoing, server_hostname)
+    if _timeout_at is not None:
+        async with _timeout_at(deadline):
+            await steps
+    else:  # Python 3.10: wait_for, whose timeout is asyncio's own TimeoutError there
+        try:
+            await asyncio.wait_for(steps, max(0.0, deadline - loop.time()))
+        except asyncio.TimeoutError:  # noqa: UP041 - Python 3.10: not the builtin TimeoutError
+            raise TimeoutError("TLS handshake timed out") from None
     return TLSSession(obj, incoming, outgoing)
+
+
+async def _handshake_steps(loop, sock, obj, incoming, outgoing, server_hostname) -> None:
+    while True:
+        try:
+            obj.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            if outgoing.pending:
+                await loop.sock_sendall(sock, outgoing.read())
+            data = await loop.sock_recv(sock, 65536)
+            if not data:
+                raise RequestFailure(Failure.CONNECTION_CLOSED,
+                                     "connection closed by the server during the TLS "
+                                     "handshake (is it serving https?)") from None
+            incoming.write(data)
+        except ssl.SSLCertVerificationError as exc:
+            raise RequestFailure(Failure.TLS_VERIFY, verify_message(server_hostname, exc)
+                                 ) from exc
+        except ssl.SSLError as exc:
+            raise RequestFailure(Failure.TLS_ERROR, f"TLS handshake with {server_hostname} "
+                                 f"failed: {exc.reason or exc} (is it serving https?)") from exc
+    if outgoing.pending:  # the client's last flight
+        await loop.sock_sendall(sock, outgoing.read())
 
 
 def verify_message(host: str, exc: ssl.SSLCertVerificationError) -> str:

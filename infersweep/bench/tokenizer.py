@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
+from infersweep.bench import seeded
 from infersweep.diagnostics import Diagnostic, InputError
 
 
@@ -87,8 +86,8 @@ def render_texts(tok: LocalTokenizer, plan, seed: int) -> tuple[list[str], list[
     vocab = tok.vocab_size
     for i in range(len(plan)):
         target = int(plan.input_lens[i])
-        ids = (token_ids(plan, i) % vocab).tolist()
-        rng = np.random.default_rng([seed, 5, i])
+        ids = [int(k) % vocab for k in token_ids(plan, i)]
+        rng = seeded.Generator([seed, 5, i])  # numpy's default_rng stream, numpy or not
         text = tok.decode(ids)
         for _ in range(10):
             enc = tok.encode(text)
@@ -97,7 +96,7 @@ def render_texts(tok: LocalTokenizer, plan, seed: int) -> tuple[list[str], list[
             if len(enc) > target:
                 enc = enc[:target]
             else:
-                enc = enc + rng.integers(0, vocab, size=target - len(enc)).tolist()
+                enc = enc + rng.integers(0, vocab, target - len(enc))
             text = tok.decode(enc)
         texts.append(text)
         lens.append(len(tok.encode(text)))

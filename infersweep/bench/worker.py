@@ -14,8 +14,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-import orjson
-
+from infersweep.bench import runtime
 from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.tls import TLSConfig
@@ -241,7 +240,7 @@ class Worker:
         }
         if self.spec.keep_text:
             rec["text"] = "".join(sink.text)
-        return orjson.dumps(rec)
+        return runtime.dumps(rec)
 
     async def _watchdog(self) -> None:
         req_ns = int(self.spec.request_timeout * 1e9)
@@ -283,12 +282,7 @@ def worker_main(wid: int, spec: WorkerSpec, work: Workload, warm: Workload | Non
     die_with_parent(parent_pid)
     for sig in STOP_SIGNALS:  # not the parent's handlers, inherited through fork
         signal.signal(sig, signal.SIG_DFL)
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:  # pragma: no cover - uvloop is a dependency on POSIX
-        pass
+    runtime.install_event_loop()  # uvloop where installed, else asyncio's own loop
     w = Worker(wid, spec, work, warm, shared)
     try:
         meta = asyncio.run(w.run())
@@ -299,7 +293,7 @@ def worker_main(wid: int, spec: WorkerSpec, work: Workload, warm: Workload | Non
             for line in w.records:
                 f.write(line + b"\n")
         with open(f"{spec.records_dir}/meta-{wid}.json", "wb") as f:
-            f.write(orjson.dumps(meta))
+            f.write(runtime.dumps(meta))
     except OSError as exc:  # the parent reports the worker's records as missing
         sys.stderr.write(f"error: client worker {wid} cannot write its records to "
                          f"{spec.records_dir}: {exc.strerror or exc}\n")

@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import numpy as np
-import orjson
-
+from infersweep.bench import runtime
 from infersweep.bench.dataset import Plan, pseudo_text, token_ids
 
 
@@ -61,13 +59,9 @@ class Workload:
         if self.ignore_eos:
             payload["ignore_eos"] = True
         payload.update(self.extra)
-        return orjson.dumps(payload, option=orjson.OPT_SERIALIZE_NUMPY)
+        return runtime.dumps(payload)
 
 
 def auth_headers() -> dict[str, str]:
     key = os.environ.get("OPENAI_API_KEY")
     return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def as_array(x) -> np.ndarray:
-    return np.asarray(x)

@@ -73,7 +73,9 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root holding benchmarks/multi_node/srt-slurm/.")
 @click.option("--client", default=workload.DEFAULT_CLIENT, show_default=True,
-              help="How the benchmark step starts infersweep inside the engine container.")
+              help="How the benchmark step starts infersweep inside the engine container: "
+                   "CLIENT bench serve, or CLIENT serve when CLIENT ends with the bundle's .pyz "
+                   "file (python3 /path/infersweep-bench.pyz; see `bench bundle`).")
 @click.option("--result-dir", default=workload.DEFAULT_RESULT_DIR, show_default=True,
               help="Where the client writes <name>-c<conc>.json inside the job.")
 @click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",

@@ -18,6 +18,7 @@ DEFAULT_RANGE_RATIO = 0.8
 RANGE_RATIO_FIELD = "random-range-ratio"
 PERCENTILE_METRICS = "ttft,tpot,itl,e2el"
 DEFAULT_CLIENT = "infersweep"
+BUNDLE_SUFFIX = ".pyz"  # the one-file client (`infersweep bench bundle`): `python3 X.pyz serve`
 DEFAULT_RESULT_DIR = "/logs/fixed-seq"
 BASE_URL = "http://${SRT_FRONTEND_HOST}:${SRT_FRONTEND_PORT}"
 
@@ -92,6 +93,14 @@ def _quote(arg: str) -> str:
     return shlex.quote(arg)
 
 
+def serve_command(client: str) -> str:
+    """How ``client`` runs the benchmark: ``CLIENT bench serve`` for infersweep itself
+    (``infersweep``, ``python3 -m infersweep``), ``CLIENT serve`` for the bundle, whose command
+    ends with its ``.pyz`` file (``python3 /path/infersweep-bench.pyz``)."""
+    words = shlex.split(client)
+    return f"{client} serve" if words and words[-1].endswith(BUNDLE_SUFFIX) else f"{client} bench serve"
+
+
 def command(w: Workload, name: str, *, client: str = DEFAULT_CLIENT,
             result_dir: str = DEFAULT_RESULT_DIR) -> str:
     """The custom benchmark command: every point in turn; a failed point does not stop the rest,
@@ -99,7 +108,7 @@ def command(w: Workload, name: str, *, client: str = DEFAULT_CLIENT,
     lines = ["set -uo pipefail", f"mkdir -p {shlex.quote(result_dir)}", "rc=0"]
     for point in w.points(name):
         args = client_args(w, point, result_dir)
-        parts = [f"{client} bench serve"]
+        parts = [serve_command(client)]
         i = 0
         while i < len(args):
             if i + 1 < len(args) and not args[i + 1].startswith("--"):

@@ -74,3 +74,24 @@ def test_a_failing_point_fails_the_step_and_the_rest_still_run(small_row, cluste
     assert proc.returncode == 1
     assert not (out / f"{r.name}-c4.json").exists()
     assert json.loads((out / f"{r.name}-c8.json").read_text())["completed"] == 80
+
+
+def test_the_bundle_as_client_on_a_bare_interpreter(small_row, cluster, tmp_path):
+    """`--client 'python3 /path/infersweep-bench.pyz'`: the rendered command runs the bundle
+    (``... .pyz serve``) on a Python with no site packages, as inside an engine container."""
+    from infersweep.bench.bundle import build
+    from tests.integration import bundleharness as bh
+
+    pyz = build(tmp_path / "ws" / "infersweep-bench.pyz").path
+    py = bh.bare_python(sys.executable, tmp_path / "venv")
+    out = tmp_path / "logs"
+    r = render_row(small_row, REPO, client=f"{py} -I {pyz}", result_dir=str(out))
+    command = r.recipe["benchmark"]["command"]
+    assert f"{py} -I {pyz} serve \\" in command and "bench serve" not in command
+    proc = _run(command, cluster, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for point in r.points:
+        data = json.loads((out / point.result_file).read_text())
+        assert data["num_prompts"] == data["completed"] == 10 * point.conc
+        assert data["infersweep"]["runtime"]["stats"] == "pure-python"
+        assert data["infersweep"]["build"]["kind"] == "bundle"

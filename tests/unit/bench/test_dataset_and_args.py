@@ -44,7 +44,7 @@ def test_open_loop_schedule_is_poisson_like_and_seeded():
     assert t[0] == 0 and np.all(np.diff(t) >= 0)
     assert 4000 / t[-1] == pytest.approx(100.0, rel=0.1)
     assert np.array_equal(t, dataset.arrival_times(4000, 100.0, 1.0, 2))
-    assert not dataset.arrival_times(3, math.inf, 1.0, 0).any()
+    assert dataset.arrival_times(3, math.inf, 1.0, 0) == [0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("kw,msg", [

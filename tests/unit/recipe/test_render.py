@@ -144,12 +144,25 @@ def test_narrowed_row_renders_only_its_points(dsv4_rows):
 
 
 def test_client_and_result_dir_are_parameters(dsv4_rows):
-    r = render_row(dsv4_rows[0], REPO, client="python3 /opt/infersweep.pyz",
+    r = render_row(dsv4_rows[0], REPO, client="python3 -m infersweep",
                    result_dir="/logs/points")
     cmd = r.recipe["benchmark"]["command"]
-    assert "python3 /opt/infersweep.pyz bench serve" in cmd
+    assert "python3 -m infersweep bench serve" in cmd
     assert "mkdir -p /logs/points" in cmd
     assert command.parse(cmd).options["--result-dir"] == "/logs/points"
+
+
+@pytest.mark.parametrize("client,program", [
+    ("python3 /opt/infersweep-bench.pyz", "python3 /opt/infersweep-bench.pyz serve"),
+    ("/usr/bin/python3.10 -I /infmax-workspace/b.pyz", "/usr/bin/python3.10 -I /infmax-workspace/b.pyz serve"),
+    ("infersweep", "infersweep bench serve"),
+    ("/opt/venv/bin/infersweep", "/opt/venv/bin/infersweep bench serve"),
+])
+def test_a_pyz_client_is_the_bundle_run_as_client_serve(dsv4_rows, client, program):
+    cmd = render_row(dsv4_rows[0], REPO, client=client).recipe["benchmark"]["command"]
+    parsed = command.parse(cmd)
+    assert parsed.client == program
+    assert len(parsed.points) == len(dsv4_rows[0]["conc"])
 
 
 def test_template_problems_stop_the_render(dsv4_rows, tmp_path):
