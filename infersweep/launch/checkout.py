@@ -119,8 +119,8 @@ def fetch(src: Path, url: str, commit: str) -> None:
                                 "`infersweep pins verify` checks it")
         raise CheckoutError(redact(f"cannot fetch srt-slurm {commit} from {url}: {why}"),
                             "check the remote URL and the runner's network")
-    p = _git(["-c", "advice.detachedHead=false", "checkout", "-q", "--detach",
-              gitexec.END_OF_OPTIONS, commit], src)
+    # ``commit`` is a checked 40-hex SHA (never an option); checkout takes no --end-of-options
+    p = _git(["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], src)
     got = head(src)
     if p.returncode != 0 or got != commit:
         raise CheckoutError(f"srt-slurm checkout mismatch: HEAD is {got}, the pin {commit}",
