@@ -53,6 +53,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     from infersweep.atomic import write_atomic
     from infersweep.launch import launcher
     from infersweep.launch.apply import SubmitError
+    from infersweep.launch.checkout import CheckoutError
     from infersweep.launch.executor import JobState
     from infersweep.launch.manifest import FILENAME, problems
     from infersweep.progress import StatusLines
@@ -92,8 +93,9 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
             launcher.ready_checkout(prep, repo, say=say)
             say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
         found, stopped = runner.run()
-    except SubmitError as exc:
-        found = [runner._finish(plan, runner._not_run(plan, JobState.FAILED, exc.reason))]
+    except (SubmitError, CheckoutError) as exc:  # nothing runs: say why in the manifest
+        found = [runner._finish(plan, runner._not_run(plan, JobState.FAILED,
+                                                      exc.diagnostics[0].message))]
         say(f"error: {exc.diagnostics[0]}")
     finally:
         display.close()

@@ -82,3 +82,12 @@ def launcher_env(cache: Path, cluster, **extra: str) -> dict[str, str]:
                 "VIRTUAL_ENV": "/nonexistent/venv", "PYTHONPYCACHEPREFIX": "/nonexistent/pyc"})
     env.update(extra)
     return env
+
+
+def upstream_template_from(path: Path, *, served: str) -> dict:
+    """A copy of a test template whose workers serve another model name (the client's
+    requests then fail, and so the job)."""
+    r = yaml.safe_load(Path(path).read_text())
+    for role in ("prefill", "decode"):
+        r["backend"]["sglang_config"][role]["served-model-name"] = served
+    return r

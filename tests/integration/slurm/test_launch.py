@@ -4,10 +4,10 @@ and every way a launch can fail says why, collects what exists and leaves no job
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +80,8 @@ def kit(srtctl, tmp_path_factory):
 
 @pytest.mark.parametrize("prefill, template", [(1, "1p1d"), (2, "2p1d")])
 def test_row_completes_and_is_collected(kit, tmp_path, prefill, template):
-    p = kit.run(tmp_path, ls.seed_row(prefill), template=template)
+    env = ls.launcher_env(kit.cache, kit.cluster, RUNNER_TEMP=str(tmp_path / "runner-temp"))
+    p = kit.run(tmp_path, ls.seed_row(prefill), template=template, env=env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-5000:]
     m = manifest_of(tmp_path / "out")
     assert m["complete"] is True
@@ -95,13 +96,115 @@ def test_row_completes_and_is_collected(kit, tmp_path, prefill, template):
     assert m["gpus"] == {"prefill": 8 * prefill, "decode": 8, "total": 8 * (prefill + 1)}
     job = prov["job-id"]
     # named and tagged with run, attempt and runner
-    recipe = (manifest_of_dir := next((tmp_path / "out").rglob("manifest.json")).parent)
-    assert "infersweep:run_id=7001,attempt=1,runner=local-slurm_00" in \
-        (manifest_of_dir / "recipe.yaml").read_text()
+    row_dir = next((tmp_path / "out").rglob("manifest.json")).parent
+    assert "comment: infersweep:run_id=7001,attempt=1,runner=local-slurm_00" in \
+        (row_dir / "recipe.yaml").read_text()
     if kit.cluster.accounting:
         name = kit.cluster.run("sacct", "-X", "-n", "-P", "-o", "JobName", "-j", job).stdout
         assert name.strip() == "infersweep-7001-a1-local-slurm_00"
-    # nothing leaked into the job's environment
-    script = next(kit.dir.glob("../**/outputs/*/sbatch_script.sh"), None) if False else None
-    assert recipe.is_dir() and script is None
+    # the job's environment is the fleet's, not the launcher's (which has VIRTUAL_ENV set)
+    script = next((tmp_path / "runner-temp").rglob(f"outputs/{job}/sbatch_script.sh"))
+    assert "/nonexistent" not in script.read_text()
+    # nothing written into the checkout the launcher ran from
+    assert not (REPO / "outputs").exists()
     assert job not in kit.cluster.queued()
+    # a second launch re-uses the cache entry
+    assert "re-used" in p.stdout + p.stderr
+
+
+def _ours(kit) -> set[str]:
+    out = kit.cluster.run("squeue", "--noheader", "-o", "%i %j").stdout
+    return {ln.split()[0] for ln in out.splitlines() if "infersweep-7001" in ln}
+
+
+def test_failing_job_is_collected_and_fails(kit, tmp_path):
+    bad = ls.upstream_template_from(kit.templates["1p1d"], served="not-the-row-model")
+    p = kit.run(tmp_path, ls.seed_row(1), "--template", str(write_recipe(tmp_path / "t.yaml", bad)),
+                template=None)
+    assert p.returncode == 1, p.stderr[-3000:]
+    m = manifest_of(tmp_path / "out")
+    assert m["provenance"]["job-state"] == "FAILED" and m["complete"] is False
+    assert "exit code" in m["provenance"]["job-reason"]
+    assert "job ended FAILED" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_sigterm_cancels_its_job_and_collects(kit, tmp_path):
+    env = ls.launcher_env(kit.cache, kit.cluster, RUNNER_TEMP=str(tmp_path / "runner-temp"))
+    proc = kit.run(tmp_path, ls.seed_row(1, conc=(2, 16), osl=400), env=env, background=True)
+    try:
+        wait_until(lambda: any((tmp_path / "runner-temp").rglob("fixed-seq/*-c2.json")), 240,
+                   "the first point's result file")
+        job = next(iter(_ours(kit)))
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=200)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err[-3000:]
+    assert job not in kit.cluster.queued()
+    m = manifest_of(tmp_path / "out")
+    assert m["provenance"]["job-state"] == "CANCELLED"
+    assert "the launcher received SIGTERM" in m["provenance"]["job-reason"]
+    by = {pt["conc"]: pt for pt in m["points"]}
+    assert by[2]["status"] == "present"
+    assert by[16]["status"] != "present" and "cancelled" in by[16]["reason"]
+
+
+def test_deadline_cancels_and_says_so(kit, tmp_path):
+    p = kit.run(tmp_path, ls.seed_row(1, conc=(16,), osl=2000), "--timeout", "25")
+    assert p.returncode == 1, p.stderr[-3000:]
+    m = manifest_of(tmp_path / "out")
+    assert m["provenance"]["job-state"] == "CANCELLED"
+    assert "--timeout of 25 s expired" in m["provenance"]["job-reason"]
+    assert m["provenance"]["job-id"] not in kit.cluster.queued()
+
+
+def test_missing_point_fails_the_launch(kit, tmp_path):
+    wrapper = tmp_path / "client-skipping-c4"
+    wrapper.write_text("#!/bin/bash\n# test double: a client that writes nothing for c=4\n"
+                       'if [[ " $* " == *" --max-concurrency 4 "* ]]; then exit 0; fi\n'
+                       f'exec {sys.executable} -m infersweep "$@"\n')
+    wrapper.chmod(0o755)
+    fleets = ls.write_fleets(tmp_path / "fleets.yaml", kit_python312(kit), client=str(wrapper))
+    kit2 = LaunchKit(**{**kit.__dict__, "fleets": fleets})
+    p = kit2.run(tmp_path, ls.seed_row(1))
+    assert p.returncode == 1, p.stderr[-3000:]
+    m = manifest_of(tmp_path / "out")
+    by = {pt["conc"]: pt for pt in m["points"]}
+    assert m["provenance"]["job-state"] == "COMPLETED"
+    assert by[2]["status"] == "present" and by[4]["status"] == "missing"
+    assert "point c=4 missing" in p.stderr
+
+
+def test_pinned_commit_missing_on_remote_fails_before_sbatch(kit, tmp_path):
+    lock = ls.write_lock(tmp_path / "runtimes.yaml", "file://" + kit.remote.url, "deadbeef" * 5)
+    before = _ours(kit)
+    p = kit.run(tmp_path, ls.seed_row(1), lock=lock)
+    assert p.returncode == 1
+    assert "deadbeefdeadbeef" in p.stderr and "is not on" in p.stderr
+    assert "Traceback" not in p.stderr and "srtctl apply" not in p.stdout + p.stderr
+    assert _ours(kit) == before
+    m = manifest_of(tmp_path / "out")
+    assert m["provenance"]["job-id"] is None
+
+
+def test_srtctl_printing_no_json_line(kit, tmp_path):
+    # a cache entry whose setup check fails (bin/tachometer-scraper absent): srtctl exits 1
+    # without a JSON line
+    cache = tmp_path / "cache"
+    src = kit.cache / "srt-slurm"
+    entry = next(e for e in src.iterdir() if e.is_dir())
+    shutil.copytree(entry, cache / "srt-slurm" / entry.name, symlinks=True,
+                    ignore=shutil.ignore_patterns(".venv-compute"))
+    (cache / "srt-slurm" / entry.name / "src" / "bin" / "tachometer-scraper").unlink()
+    before = _ours(kit)
+    p = kit.run(tmp_path, ls.seed_row(1), env=ls.launcher_env(cache, kit.cluster))
+    assert p.returncode == 1
+    assert "printed no JSON line" in p.stderr + p.stdout, p.stderr[-3000:]
+    assert _ours(kit) == before
+    assert manifest_of(tmp_path / "out")["provenance"]["job-id"] is None
+
+
+def kit_python312(kit):
+    from tests.integration.slurm.srtctl_setup import find_python312
+    return find_python312()
