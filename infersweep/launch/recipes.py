@@ -125,5 +125,14 @@ def load_row(value: str | None, environ: dict[str, str]) -> tuple[dict, str]:
         raise InputError(Diagnostic(source, 1, 1, f"expected one row, got {len(rows)}",
                                     "a launch runs one matrix row; use `infersweep sweep run` "
                                     "for several", "row-json"))
+    problems = validate_data({k: v for k, v in rows[0].items()
+                              if k != workload.RANGE_RATIO_FIELD}, "matrix-row")
+    if problems:
+        raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
+                                     "pass a row from `infersweep matrix`", "row-schema")
+                          for p in problems])
+    if rows[0].get("eval-only"):
+        raise InputError(Diagnostic(source, 0, 0, "an eval-only row has no throughput points",
+                                    "launch a throughput row", "row-schema"))
     return rows[0], source
 
