@@ -35,7 +35,7 @@ from infersweep.launch.executor import (
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
 from infersweep.launch.recipes import check_fits, tag_recipe
-from infersweep.launch.slurm import SlurmError, SlurmWatcher
+from infersweep.launch.slurm import SlurmError, SlurmWatcher, run_command
 from infersweep.launch.slurm_state import JobStatus
 
 RESULT_DIR = "/logs/fixed-seq"  # inside the job; srtctl keeps /logs as <output_dir>/logs
@@ -127,6 +127,15 @@ class SrtSlurmJob(Job):
             self.watcher.poll()
             if not self.status.terminal:
                 time.sleep(1.0)
+        # accounting says CANCELLED before the job's processes are gone (COMPLETING): wait
+        # until squeue no longer lists it, so its cleanup has written what it had
+        while time.monotonic() < end and self.queued():
+            time.sleep(1.0)
+
+    def queued(self) -> bool:
+        """squeue still lists this job (pending, running or completing)."""
+        r = run_command(["squeue", "--noheader", "-j", self.job_id, "-o", "%i"], 30)
+        return r.returncode == 0 and self.job_id in r.stdout.split()
 
     def reason(self) -> str | None:
         s = self.status
