@@ -175,6 +175,19 @@ def test_missing_point_fails_the_launch(kit, tmp_path):
     assert by[2]["status"] == "present" and by[4]["status"] == "missing"
     assert "point c=4 missing" in p.stderr
 
+    # the next attempt, given this manifest, runs only c=4 (with the real client)
+    env = ls.launcher_env(kit.cache, kit.cluster, GITHUB_RUN_ATTEMPT="2")
+    again = tmp_path / "again"
+    again.mkdir()
+    p = kit.run(again, ls.seed_row(1), "--previous-manifest", str(tmp_path / "out"), env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    m2 = manifest_of(again / "out")
+    by = {pt["conc"]: pt for pt in m2["points"]}
+    assert m2["complete"] and m2["provenance"]["attempt"] == 2
+    assert by[2]["attempt"] == 1 and by[4]["attempt"] == 2
+    recipe = next((again / "out").rglob("recipe.yaml")).read_text()
+    assert "--max-concurrency 4" in recipe and "--max-concurrency 2" not in recipe
+
 
 def test_pinned_commit_missing_on_remote_fails_before_sbatch(kit, tmp_path):
     lock = ls.write_lock(tmp_path / "runtimes.yaml", "file://" + kit.remote.url, "deadbeef" * 5)
