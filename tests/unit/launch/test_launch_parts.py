@@ -13,7 +13,7 @@ from infersweep.diagnostics import InputError
 from infersweep.launch import apply, checkout
 from infersweep.launch.fleet import fleet_name, get_fleet, load_fleets
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SUBMITTED = json.dumps({"status": "submitted", "slurm_job_id": "476798", "job_name": "x",
                         "output_dir": "/out/476798", "metadata_path": "/out/476798/476798.json",
                         "config_path": "r.yaml", "tags": None})
