@@ -35,7 +35,7 @@ from infersweep.launch.executor import (
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
 from infersweep.launch.recipes import check_fits, tag_recipe
-from infersweep.launch.slurm import SlurmError, SlurmWatcher, run_command
+from infersweep.launch.slurm import SlurmError, SlurmWatcher, run_command, tagged_jobs
 from infersweep.launch.slurm_state import JobStatus
 
 RESULT_DIR = "/logs/fixed-seq"  # inside the job; srtctl keeps /logs as <output_dir>/logs
@@ -197,6 +197,21 @@ class SrtSlurmExecutor(Executor):
     def render_options(self, workdir: Path) -> RenderOptions:
         return RenderOptions(client=self.fleet.client_command(self.repo), result_dir=RESULT_DIR)
 
+    def cancel_orphans(self) -> list[str]:
+        """Cancel, one id at a time, every queued job carrying this launch's tag."""
+        try:
+            found = tagged_jobs(self.tag)
+        except SlurmError as exc:
+            self.say(f"cannot look for jobs tagged {self.tag.comment}: {exc}")
+            return []
+        for job_id in found:
+            self.say(f"job {job_id} carries this launch's tag: scancel {job_id}")
+            try:
+                self.watcher.cancel(job_id)
+            except SlurmError as exc:
+                self.say(str(exc))
+        return found
+
     def job_env(self, config: Path) -> dict[str, str]:
         env = self.fleet.job_env(self.repo, self.environ)
         env["SRTSLURM_CONFIG"] = str(config)
@@ -237,6 +252,11 @@ class SrtSlurmExecutor(Executor):
                     self.watcher.cancel(job_id)
                 except SlurmError as err:
                     self.say(str(err))
+            raise
+        except BaseException:
+            # stopped while srtctl ran (a signal): it may have submitted before it was killed;
+            # find the job by this launch's tag and cancel it by id
+            self.cancel_orphans()
             raise
         self.submitted.append(sub.job_id)
         self.say(f"submitted job {sub.job_id}: {sub.output_dir}")
