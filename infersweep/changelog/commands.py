@@ -43,7 +43,7 @@ def changelog():
     """The append-only perf changelog: gate a PR, build its sweep matrix."""
 
 
-def _from_decision(decision_json, base_ref, head_ref):
+def _from_decision(decision_json, base_ref, head_ref, refs_needed: bool = True):
     """(base, head, decision dict) from explicit refs or a policy decision."""
     decision = {}
     if decision_json:
@@ -52,7 +52,7 @@ def _from_decision(decision_json, base_ref, head_ref):
         decision = load_decision(decision_json)
         base_ref = base_ref or decision.get("diff-base")
         head_ref = head_ref or decision.get("diff-head")
-    if not base_ref or not head_ref:
+    if refs_needed and (not base_ref or not head_ref):
         raise click.UsageError("give --base-ref and --head-ref (or a --decision that has them)")
     return base_ref, head_ref, decision
 
@@ -119,8 +119,12 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fe
                    "artifact; each benchmark job reads its row with `changelog row`).")
 @click.option("--metadata-out", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the changelog metadata (for ingestion) to this file.")
+@click.option("--dispatch", "dispatch_json", default="", metavar="JSON",
+              help="workflow_dispatch inputs (config-keys, seq-lens, conc, eval-mode): build "
+                   "the matrix from this selection instead of the changelog. Empty = unused.")
 def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
-           trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out):
+           trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out,
+           dispatch_json):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
 
     Formatting problems are warnings here (`changelog check` is the gate); the run is
@@ -129,17 +133,22 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
     if job_outputs and rows_out is None:
         raise click.UsageError("--job-outputs needs --rows-out: the job outputs carry only "
                                "row ids, the rows themselves go to that file")
-    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+    dispatching = dispatch_json.strip() not in ("", "null", "{}")
+    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref,
+                                                  refs_needed=not dispatching)
     _check_output(rows_out, "--rows-out")
     _check_output(metadata_out, "--metadata-out")
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
     all_evals = all_evals or bool(decision.get("all-evals"))
     evals_only = evals_only or bool(decision.get("evals-only"))
     canary = canary or bool(decision.get("canary"))
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
-                         fetch_missing=fetch_missing, strict_layout=False)
-    _warn(change)
-    result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
+    if dispatching:
+        result = _dispatch_result(dispatch_json, root)
+    else:
+        change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                             fetch_missing=fetch_missing, strict_layout=False)
+        _warn(change)
+        result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
     plan = None
     if rows_out or job_outputs:
         outputs = buckets.job_outputs(result)
@@ -171,3 +180,37 @@ def row(rows_file, row_id):
     found = json.dumps(shards.read_row(rows_file, row_id), separators=(",", ":"))
     click.echo(found)
     ghactions.set_outputs({"row": found})
+
+
+
+def _words(text) -> list[str]:
+    return [w for w in str(text or "").replace(",", " ").split() if w]
+
+
+def _dispatch_result(text: str, root) -> dict:
+    """The matrix of a manual run's inputs (see infersweep/changelog/dispatch.py)."""
+    from infersweep.changelog.dispatch import dispatch_matrix
+    from infersweep.matrix.commands import catalog_from_options
+
+    try:
+        inputs = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(Diagnostic("--dispatch", exc.lineno, exc.colno,
+                                    f"invalid JSON: {exc.msg}", "pass the workflow's inputs "
+                                    "as JSON (toJSON(inputs))", "dispatch")) from None
+    if not isinstance(inputs, dict) or not _words(inputs.get("config-keys")):
+        raise InputError(Diagnostic("--dispatch", 0, 0, "the dispatch inputs name no config "
+                                    "keys", "set the config-keys input (keys or globs)",
+                                    "dispatch"))
+    concs = []
+    for w in _words(inputs.get("conc")):
+        if not w.isdigit() or int(w) < 1:
+            raise InputError(Diagnostic("--dispatch", 0, 0, f"conc: '{w}' is not a positive "
+                                        "integer", "e.g. '4 8 16'", "dispatch"))
+        concs.append(int(w))
+    here = Path(root or ".")
+    files = sorted((here / "configs").glob("*-master.yaml"))
+    catalog = catalog_from_options(files, here / "configs" / "runners.yaml")
+    return dispatch_matrix(catalog, config_keys=_words(inputs.get("config-keys")),
+                           seq_lens=_words(inputs.get("seq-lens")), conc=concs,
+                           eval_mode=str(inputs.get("eval-mode") or "default"))

@@ -21,7 +21,7 @@ from infersweep.matrix.commands import (
 )
 from infersweep.matrix.generate import generate_keyed
 
-EXECUTORS = ("local",)
+EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
 
 
@@ -44,6 +44,29 @@ def _output_dir(output: Path | None, run_hint: str) -> Path:
     return output
 
 
+def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display):
+    """The launcher's sweep (fleet fit, template, pinned checkout) over every row."""
+    import os
+
+    from infersweep.launch import launcher
+
+    repo = Path(repo).resolve()
+    environ = dict(os.environ)
+    tag = launcher.tag_from_env(environ, [m for _, m in prior])
+    prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=repo / "configs" / "fleets.yaml",
+                            lock_path=repo / "configs" / "runtimes.yaml", environ=environ,
+                            tag=tag, say=display.line)
+    template = repo / prep.fleet.template if prep.fleet.template else None
+    runner = launcher.LaunchSweep(pairs, repo=repo, executor=prep.executor, out_dir=out,
+                                  scale_down=scale_down, previous=prior, timeout=timeout,
+                                  display=display, fleet=prep.fleet, template=template)
+    runner.label = "sweep"
+    runner.srt_slurm_commit = prep.commit
+    if any(p.run for p in runner.plans):
+        launcher.ready_checkout(prep, repo, say=display.line)
+    return runner
+
+
 @click.group()
 def sweep():
     """Run matrix rows end to end: recipe, job, results, manifest."""
@@ -53,7 +76,11 @@ def sweep():
 @selection_options
 @config_key_options
 @click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True,
-              help="Where jobs run: local = the simulator on this machine.")
+              help="Where jobs run: local = the simulator on this machine; srt-slurm = "
+                   "`srtctl apply` on the --fleet's Slurm (as `infersweep launch` does).")
+@click.option("--fleet", default=None,
+              help="srt-slurm: the fleet in configs/fleets.yaml [default: $RUNNER_NAME's "
+                   "prefix].")
 @click.option("--scale-down", type=FiniteFloat(min=1), default=1.0, show_default=True,
               help="Divide ISL, OSL, prompt and warm-up counts by this factor (concurrencies "
                    "stay; each point keeps at least conc prompts).")
@@ -68,8 +95,8 @@ def sweep():
                    "limit applies in any case).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/runtimes.yaml).")
-def run_cmd(config_files, runner_config, executor, scale_down, output, previous, timeout, repo,
-            **selection):
+def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
+            repo, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
     Exits 0 only when every job completed and every expected point is present with
@@ -93,8 +120,11 @@ def run_cmd(config_files, runner_config, executor, scale_down, output, previous,
     hint = time.strftime("sweep-%Y%m%dT%H%M%SZ", time.gmtime())
     out = _output_dir(output, hint)
     display = StatusLines()
-    runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
-                   scale_down=scale_down, previous=prior, timeout=timeout, display=display)
+    if executor == "srt-slurm":
+        runner = _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display)
+    else:
+        runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
+                       scale_down=scale_down, previous=prior, timeout=timeout, display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
                  f"{executor}, scale-down {scale_down:g}, output {out}")

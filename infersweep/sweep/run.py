@@ -94,7 +94,8 @@ def _slug(text: str) -> str:
 class Sweep:
     def __init__(self, pairs: list[tuple[str, dict]], *, repo: Path, executor: Executor,
                  out_dir: Path, scale_down: float = 1.0, previous=(), timeout: float | None = None,
-                 display: StatusLines | None = None):
+                 display: StatusLines | None = None, label: str = "sweep"):
+        self.label = label  # who stops a job, in its manifest's reason ("sweep", "launcher")
         self.repo = Path(repo)
         self.executor = executor
         self.out_dir = Path(out_dir)
@@ -213,7 +214,7 @@ class Sweep:
             if state.terminal:
                 return state
             if deadline is not None and time.monotonic() >= deadline:
-                job.cancel(f"the sweep's --timeout of {self.timeout:g} s expired")
+                job.cancel(f"the {self.label}'s --timeout of {self.timeout:g} s expired")
                 return job.state()
             running = next((p.conc for p in points if p.conc not in seen), None)
             self.display.status(f"{head}: {state}, {len(seen)}/{len(points)} points"
@@ -236,11 +237,11 @@ class Sweep:
         try:
             state = self._watch(index, plan, job)
         except Interrupted as exc:
-            job.cancel(f"the sweep received {exc}")
+            job.cancel(f"the {self.label} received {exc}")
             exc.manifest = self._finish(plan, job.collect())
             raise
         except BaseException:
-            job.cancel("the sweep stopped")
+            job.cancel(f"the {self.label} stopped")
             raise
         manifest = self._finish(plan, job.collect())
         self.display.line(f"{head}: job {job.job_id} {state}, "
@@ -273,10 +274,10 @@ class Sweep:
                     else:
                         done.append(self._finish(plan, self._not_run(
                             plan, JobState.CANCELLED,
-                            f"the sweep received {name} before this row started")))
+                            f"the {self.label} received {name} before this row started")))
                     for rest in self.plans[len(done):]:
                         done.append(self._finish(rest, self._not_run(
-                            rest, JobState.CANCELLED, f"not run: the sweep received {name} first")))
+                            rest, JobState.CANCELLED, f"not run: the {self.label} received {name} first")))
                     break
         finally:
             for sig, handler in old.items():

@@ -185,3 +185,51 @@ def test_concurrency_label_list_is_the_policy_vocabulary():
     group = _load("run-sweep.yml")["concurrency"]["group"]
     copied = json.loads(re.search(r"fromJSON\('(\[.*?\])'\)", group)[1])
     assert sorted(copied) == sorted(labels.SWEEP_LABELS)
+
+
+def test_sweep_runs_on_dispatch_through_the_same_matrix_command():
+    workflow = _load("run-sweep.yml")
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert set(inputs) == {"config-keys", "seq-lens", "conc", "eval-mode"}
+    assert inputs["config-keys"]["required"] == "true"
+    assert set(inputs["eval-mode"]["options"]) == {"default", "none", "evals-only", "all-evals"}
+    matrix = _step(workflow["jobs"]["setup"], lambda s: s.get("id") == "matrix")
+    assert matrix["env"]["DISPATCH"] == (
+        "${{ github.event_name == 'workflow_dispatch' && toJSON(inputs) || '' }}")
+    assert '--dispatch "$DISPATCH"' in matrix["run"]
+
+
+def test_dispatch_inputs_build_the_matrix(tmp_path):
+    """What the setup step runs on a dispatch: rows, bucketed, sharded like a changelog's."""
+    from click.testing import CliRunner
+
+    from infersweep.cli import cli
+
+    rows = tmp_path / "sweep-rows.json"
+    res = CliRunner().invoke(cli, [
+        "changelog", "matrix", "--repo", str(REPO), "--rows-out", str(rows), "--dispatch",
+        json.dumps({"config-keys": "dsv4-fp4-mi355x-atom-disagg", "seq-lens": "8k1k",
+                    "conc": "4 8 256", "eval-mode": "none"})])
+    assert res.exit_code == 0, res.output
+    matrix = json.loads(res.stdout)
+    multi = matrix["multi_node"]["8k1k"]
+    assert len(multi) == 2 and all(set(r["conc"]) <= {4, 8, 256} for r in multi)
+    assert matrix["single_node"] == {}
+    assert len(json.loads(rows.read_text())["rows"]) == 2
+
+
+@pytest.mark.parametrize("name", ["benchmark-single-node.yml", "benchmark-multinode.yml"])
+def test_templates_upload_the_manifest(name):
+    steps = _load(name)["jobs"]["benchmark"]["steps"]
+    upload = _step({"steps": steps}, lambda s: s.get("name") == "Upload the result manifest")
+    assert upload["if"] == "always()"
+    assert re.fullmatch(r"actions/upload-artifact@[0-9a-f]{40}", upload["uses"])
+    assert upload["with"]["path"] == "results/**/manifest.json"
+
+
+def test_launcher_scripts_are_a_few_lines_calling_infersweep_launch():
+    for fleet in ("mi355x-amds", "local-slurm"):
+        text = (REPO / "runners" / f"launch_{fleet}.sh").read_text()
+        code = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        assert code[-1] == f'exec infersweep launch --fleet {fleet} "$@"'
+        assert len(code) <= 3

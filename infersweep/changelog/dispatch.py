@@ -1,0 +1,40 @@
+"""The sweep matrix of a manual run (run-sweep.yml's ``workflow_dispatch``): rows selected
+like ``matrix test-config`` (config keys or globs, sequence lengths, concurrencies), bucketed
+and sharded exactly like a changelog's matrix, so the same benchmark jobs run them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from infersweep.changelog import buckets
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.matrix.generate import Selection, generate
+from infersweep.matrix.rows import normalise
+
+EVAL_MODES = ("none", "default", "evals-only", "all-evals")
+
+
+def dispatch_matrix(catalog, *, config_keys: list[str], seq_lens: list[str],
+                    conc: list[int], eval_mode: str) -> dict:
+    if eval_mode not in EVAL_MODES:
+        raise InputError(Diagnostic("--eval-mode", 0, 0, f"unknown eval mode '{eval_mode}'",
+                                    f"one of {', '.join(EVAL_MODES)}", "dispatch"))
+    base = Selection(config_keys=list(config_keys), seq_lens=list(seq_lens) or None,
+                     conc=list(conc) or None, include_label_in_node_filter=True)
+    throughput: list[dict] = []
+    if eval_mode not in ("evals-only", "all-evals"):
+        throughput = generate(catalog, replace(base, evals="none"))
+    evals = []
+    if eval_mode != "none":
+        evals = generate(catalog, replace(base, evals="only",
+                                          all_evals=eval_mode == "all-evals"))
+    if not throughput and not evals:
+        raise InputError(Diagnostic(" ".join(config_keys), 0, 0, "the selection has no rows",
+                                    "check it with `infersweep matrix test-config --format "
+                                    "table`", "dispatch"))
+    throughput = [normalise(r) for r in throughput]
+    for row in throughput:
+        row["recipe-fingerprint"] = buckets.recipe_fingerprint(row)
+    metadata = {"dispatch": {"config-keys": list(config_keys), "seq-lens": list(seq_lens),
+                             "conc": list(conc), "eval-mode": eval_mode}}
+    return buckets.build(throughput, [normalise(r) for r in evals], metadata)

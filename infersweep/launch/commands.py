@@ -1,0 +1,114 @@
+"""`infersweep launch`: run one matrix row on a Slurm fleet through srt-slurm."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from infersweep.clitypes import FiniteFloat, positive_float
+
+
+@click.command("launch")
+@click.option("--row", "row_arg", default=None, metavar="FILE|-|JSON",
+              help="The matrix row: a file, '-' for stdin, or the JSON [default: "
+                   "$INFERSWEEP_ROW].")
+@click.option("--fleet", default=None,
+              help="Fleet in the fleets file [default: the runner name's prefix, "
+                   "$RUNNER_NAME up to '_'].")
+@click.option("--fleets", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Fleets file [default: configs/fleets.yaml in --repo].")
+@click.option("--lock", "lock_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Pins file [default: configs/runtimes.yaml in --repo].")
+@click.option("--template", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Render the row with this template instead of its CONFIG_FILE (e.g. an "
+                   "upstream backend where the pinned srt-slurm has no ATOM).")
+@click.option("--output", type=click.Path(path_type=Path), default=None,
+              help="Results folder, new or empty [default: $INFERSWEEP_RESULT_DIR, else "
+                   "results/launch-<UTC time>].")
+@click.option("--previous-manifest", "previous", multiple=True, type=click.Path(path_type=Path),
+              help="The previous attempt's manifest (or output folder): run only the points "
+                   "it lacks.")
+@click.option("--timeout", type=positive_float(), default=None,
+              help="Seconds to wait for the job before cancelling it [default: the recipe's "
+                   "time limit plus the fleet's deadline-margin-s].")
+@click.option("--scale-down", type=FiniteFloat(min=1), default=1.0, show_default=True,
+              help="Divide ISL, OSL, prompt and warm-up counts by this factor.")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Repository root (templates, configs/).")
+def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeout, scale_down,
+           repo):
+    """Run one row: verify the pin, check srt-slurm out (cached), render, `srtctl apply`,
+    watch, collect, write the manifest.
+
+    Exits 0 only when the job COMPLETED and every expected point is present; 1 otherwise
+    (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
+    130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
+    """
+    from infersweep import ghactions
+    from infersweep.atomic import write_atomic
+    from infersweep.launch import launcher
+    from infersweep.launch.apply import SubmitError
+    from infersweep.launch.checkout import CheckoutError
+    from infersweep.launch.executor import JobState
+    from infersweep.launch.manifest import FILENAME, problems
+    from infersweep.progress import StatusLines
+    from infersweep.sweep.commands import _output_dir
+    from infersweep.sweep.run import load_previous
+    from infersweep.sweep.table import markdown, text_table
+
+    t_start = time.monotonic()
+    environ = dict(os.environ)
+    repo = repo.resolve()
+    fleets = fleets or repo / "configs" / "fleets.yaml"
+    lock_path = lock_path or repo / "configs" / "runtimes.yaml"
+    row, source = launcher.row_and_source(row_arg, environ)
+    prior = load_previous(previous)
+    tag = launcher.tag_from_env(environ, [m for _, m in prior])
+    display = StatusLines()
+    say = display.line
+    prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=fleets, lock_path=lock_path,
+                            environ=environ, tag=tag, say=say)
+    template = template or (repo / prep.fleet.template if prep.fleet.template else None)
+    if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
+        output = Path(environ["INFERSWEEP_RESULT_DIR"])
+    out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
+    key = launcher.config_key(row)
+    runner = launcher.LaunchSweep([(key, row)], repo=repo, executor=prep.executor, out_dir=out,
+                                  scale_down=scale_down, previous=prior, timeout=None,
+                                  display=display, fleet=prep.fleet, template=template)
+    runner.srt_slurm_commit = prep.commit
+    runner.run_id, runner.attempt = tag.run_id, tag.attempt
+    plan = runner.plans[0]
+    runner.timeout = timeout or launcher.default_timeout(plan.rendered, prep.fleet)
+    say(f"launch {tag.name}: {key} {plan.rendered.name}, {len(plan.run)} point(s), fleet "
+        f"{prep.fleet.name}, deadline {runner.timeout:g} s, output {out}")
+    stopped = None
+    try:
+        if plan.run:
+            launcher.ready_checkout(prep, repo, say=say)
+            say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
+        found, stopped = runner.run()
+    except (SubmitError, CheckoutError) as exc:  # nothing runs: say why in the manifest
+        found = [runner._finish(plan, runner._not_run(plan, JobState.FAILED,
+                                                      exc.diagnostics[0].message))]
+        say(f"error: {exc.diagnostics[0]}")
+    finally:
+        display.close()
+    click.echo(text_table(found))
+    summary = markdown(found, title=f"Launch {tag.name}")
+    write_atomic(out / "summary.md", summary)
+    ghactions.add_summary(summary)
+    issues = [line for m in found for line in problems(m)]
+    for line in issues:
+        click.echo(f"error: {line}", err=True)
+    click.echo(f"manifest: {plan.workdir / FILENAME}", err=True)
+    if stopped is not None:
+        click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)
+        sys.exit(128 + stopped)
+    if issues:
+        sys.exit(1)

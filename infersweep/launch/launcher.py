@@ -1,0 +1,103 @@
+"""``infersweep launch``: one matrix row, through srt-slurm at the pinned commit, to a manifest.
+
+The order matters: everything that needs only a CPU comes before anything is allocated.
+
+1. the row (``--row`` or ``$INFERSWEEP_ROW``), the fleet (``configs/fleets.yaml``), the pin
+   (``configs/runtimes.yaml``), the run's tag (``GITHUB_RUN_ID``, ``GITHUB_RUN_ATTEMPT``,
+   ``RUNNER_NAME``);
+2. the recipe rendered and checked against the fleet (and the previous manifest, if any);
+3. the srt-slurm checkout: fetched by SHA into the cache (which verifies the pin) or re-used;
+4. the job: ``srtctl apply --json``, watched to its end or the deadline, cancelled by id on
+   SIGTERM/SIGINT, always collected into the manifest.
+
+Steps 2 and 4 are ``infersweep sweep run``'s own code (:class:`infersweep.sweep.run.Sweep`)
+with the srt-slurm executor: a launch is a sweep of one row.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from infersweep.launch import checkout as checkouts
+from infersweep.launch.fleet import Fleet, get_fleet
+from infersweep.launch.jobtag import JobTag
+from infersweep.launch.local import time_limit_seconds
+from infersweep.launch.recipes import check_fits, load_row, render_for_launch
+from infersweep.launch.srtslurm import RESULT_DIR, SrtSlurmExecutor
+from infersweep.pins.lock import load_lock
+from infersweep.pins.verify import resolve_url
+from infersweep.sweep.run import Sweep, run_context
+from infersweep.sweep.scale import scale
+
+
+@dataclass
+class Prepared:
+    fleet: Fleet
+    executor: SrtSlurmExecutor
+    commit: str
+    url: str
+
+
+class LaunchSweep(Sweep):
+    """A sweep whose rows render with the launch's template and must fit its fleet."""
+
+    def __init__(self, *args, fleet: Fleet, template: Path | None, **kw):
+        self.fleet = fleet
+        self.template = template
+        super().__init__(*args, label="launcher", **kw)
+
+    def _render(self, row, workdir, source):
+        opts = self.executor.render_options(workdir)
+        rendered = render_for_launch(row, self.repo, template_path=self.template, source=source,
+                                     client=opts.client, result_dir=opts.result_dir)
+        check_fits(rendered, row, self.fleet, source)
+        return scale(rendered, self.scale_down, client=opts.client, result_dir=opts.result_dir)
+
+
+def config_key(row: dict) -> str:
+    return str(row.get("exp-name") or row.get("model-prefix") or "row")
+
+
+def tag_from_env(environ: dict[str, str], previous: list[dict]) -> JobTag:
+    run_id, attempt = run_context(previous)
+    runner = environ.get("RUNNER_NAME") or socket.gethostname().split(".")[0]
+    return JobTag(run_id, attempt, runner)
+
+
+def default_timeout(rendered, fleet: Fleet) -> float:
+    """The recipe's Slurm time limit (else the fleet's default) plus the fleet's margin."""
+    limit = time_limit_seconds((rendered.recipe.get("slurm") or {}).get("time_limit"))
+    if limit is None:
+        limit = time_limit_seconds(fleet.srtslurm.get("default_time_limit")) or 3600
+    return float(limit + fleet.deadline_margin_s)
+
+
+def prepare(*, repo: Path, fleet_name: str | None, fleets: Path, lock_path: Path,
+            environ: dict[str, str], tag: JobTag, say=print) -> Prepared:
+    fleet = get_fleet(fleets, fleet_name, environ.get("RUNNER_NAME"))
+    lock = load_lock(lock_path)
+    pin = lock.srt_slurm
+    url = resolve_url(pin, environ=environ)
+    executor = SrtSlurmExecutor(fleet, None, repo, tag, environ=environ, say=say)
+    return Prepared(fleet, executor, pin.commit, url)
+
+
+def ready_checkout(p: Prepared, repo: Path, say=print) -> None:
+    """Step 3: the pinned checkout, verified (fetch by SHA, HEAD) and installed, or re-used."""
+    t0 = time.monotonic()
+    co = checkouts.ensure(p.commit, p.url, p.fleet, repo, say=say)
+    p.executor.checkout = co
+    say(f"srt-slurm {p.commit[:12]}: {'re-used' if co.warm else 'checked out and installed'} "
+        f"{co.root} ({time.monotonic() - t0:.1f} s)")
+
+
+def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:
+    return load_row(row_arg, os.environ if environ is None else environ)
+
+
+__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout", "default_timeout",
+           "config_key", "tag_from_env", "row_and_source", "RESULT_DIR"]

@@ -1,0 +1,138 @@
+"""The recipe a launch submits: the row rendered (with its template, or one given by
+``--template``/the fleet), checked to fit the fleet, tagged with the run.
+
+A template override exists because a fleet's srt-slurm may not read the row's template: the
+upstream srt-slurm the local test fleet runs has no ATOM backend, so the same rows render
+there with an upstream sglang template. An override gets every template check that does not
+belong to the ATOM dialect (no concurrency, placeholders from the row, no benchmark command);
+srtctl validates the rest at submit time, before sbatch.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+
+from infersweep.config.schema import validate_data
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.launch.fleet import Fleet
+from infersweep.launch.jobtag import JobTag
+from infersweep.recipe import render, rowfit, template, topology, workload
+from infersweep.recipe.render import Rendered
+from infersweep.yamldoc import load_yaml
+
+
+def render_override(row: dict, path: Path, *, source: str, client: str,
+                    result_dir: str) -> Rendered:
+    problems = validate_data({k: v for k, v in row.items() if k != workload.RANGE_RATIO_FIELD},
+                             "matrix-row")
+    if problems:
+        raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
+                                     "pass a row from `infersweep matrix`", "row-schema")
+                          for p in problems])
+    if not path.is_file():
+        raise InputError(Diagnostic(str(path), 0, 0, "no such template",
+                                    "pass an existing recipe template to --template",
+                                    "row-template"))
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise InputError(Diagnostic(str(path), 1, 1, "a template must be a YAML mapping",
+                                    rule="template"))
+    found = (template.concurrency_literals(doc) + template.placeholder_problems(doc)
+             + template.benchmark_command(doc))
+    if found:
+        raise InputError(sorted(set(found)))
+    data = render._fill(doc, row, source)
+    work = workload.from_row(row)
+    bench = dict(data.get("benchmark") or {})
+    bench["type"] = "custom"
+    bench["command"] = workload.command(work, data["name"], client=client, result_dir=result_dir)
+    data["benchmark"] = {"type": "custom", "command": bench["command"],
+                         **{k: v for k, v in bench.items() if k not in ("type", "command")}}
+    return Rendered(data, path, f"--template {path}", work, work.points(data["name"]))
+
+
+def render_for_launch(row: dict, repo: Path, *, template_path: Path | None, source: str,
+                      client: str, result_dir: str) -> Rendered:
+    if template_path is not None:
+        return render_override(row, template_path, source=source, client=client,
+                               result_dir=result_dir)
+    return render.render_row(row, repo, source=source, client=client, result_dir=result_dir)
+
+
+def check_fits(rendered: Rendered, row: dict, fleet: Fleet, source: str) -> None:
+    """The recipe's topology fits the fleet's nodes and matches the row's worker counts."""
+    res = rendered.recipe.get("resources") or {}
+    roles = topology.roles(res)
+    label = rowfit.row_label(row)
+    problems = []
+    gpn = res.get("gpus_per_node")
+    if isinstance(gpn, int) and gpn != fleet.gpus_per_node:
+        problems.append(f"the recipe assumes {gpn} GPUs per node, fleet {fleet.name} has "
+                        f"{fleet.gpus_per_node}")
+    nodes = sum(r.nodes for r in roles)
+    if nodes > fleet.nodes:
+        problems.append(f"the recipe needs {nodes} nodes "
+                        f"({'; '.join(str(r) for r in roles)}), fleet {fleet.name} has "
+                        f"{fleet.nodes}")
+    if row.get("disagg"):
+        for r in roles:
+            want = (row.get(r.name) or {}).get("num-worker")
+            if r.name in ("prefill", "decode") and want is not None and want != r.workers:
+                problems.append(f"the row asks for {want} {r.name} worker(s), the recipe "
+                                f"{rendered.name} has {r.workers}")
+    if problems:
+        raise InputError([Diagnostic(source, 0, 0, f"row ({label}) does not fit: {p}",
+                                     f"run it on a fleet with room (see {fleet.source}) or "
+                                     "pick the template for this topology", "fleet-fit")
+                          for p in problems])
+
+
+def tag_recipe(rendered: Rendered, tag: JobTag) -> Rendered:
+    """The recipe with the run's tag as its Slurm comment (the name comes from RUNNER_NAME)."""
+    recipe = copy.deepcopy(rendered.recipe)
+    directives = dict(recipe.get("sbatch_directives") or {})
+    directives["comment"] = tag.comment
+    recipe["sbatch_directives"] = directives
+    return replace(rendered, recipe=recipe)
+
+
+def load_row(value: str | None, environ: dict[str, str]) -> tuple[dict, str]:
+    """``--row FILE|-|JSON`` or ``$INFERSWEEP_ROW``: exactly one matrix row."""
+    import sys
+
+    if value is None:
+        text = environ.get("INFERSWEEP_ROW")
+        if not text:
+            raise InputError(Diagnostic("<row>", 0, 0, "no row given",
+                                        "pass --row FILE|-|JSON or set INFERSWEEP_ROW "
+                                        "(the benchmark workflows do)", "row-json"))
+        source = "$INFERSWEEP_ROW"
+    elif value == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    elif value.lstrip().startswith(("{", "[")):
+        text, source = value, "--row"
+    else:
+        p = Path(value)
+        if not p.is_file():
+            raise InputError(Diagnostic(value, 0, 0, "no such row file",
+                                        "pass a file, '-' for stdin, or the row's JSON",
+                                        "row-json"))
+        text, source = p.read_text(encoding="utf-8"), value
+    rows = render.load_rows(text, source)
+    if len(rows) != 1:
+        raise InputError(Diagnostic(source, 1, 1, f"expected one row, got {len(rows)}",
+                                    "a launch runs one matrix row; use `infersweep sweep run` "
+                                    "for several", "row-json"))
+    problems = validate_data({k: v for k, v in rows[0].items()
+                              if k != workload.RANGE_RATIO_FIELD}, "matrix-row")
+    if problems:
+        raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
+                                     "pass a row from `infersweep matrix`", "row-schema")
+                          for p in problems])
+    if rows[0].get("eval-only"):
+        raise InputError(Diagnostic(source, 0, 0, "an eval-only row has no throughput points",
+                                    "launch a throughput row", "row-schema"))
+    return rows[0], source
+
