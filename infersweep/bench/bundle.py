@@ -220,12 +220,28 @@ def zip_bytes(files: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def build(output: Path) -> Bundle:
-    """Write the bundle to ``output`` (atomically, executable) and ``output``.sha256 beside it."""
+def _image() -> tuple[bytes, str, int]:
+    """(the bundle's bytes, their sha256, how many files it holds)."""
     files, _ = contents()
     data = zip_bytes(files)
-    digest = hashlib.sha256(data).hexdigest()
+    return data, hashlib.sha256(data).hexdigest(), len(files)
+
+
+def build(output: Path) -> Bundle:
+    """Write the bundle to ``output`` (atomically, executable) and ``output``.sha256 beside it."""
+    data, digest, count = _image()
     write_atomic(output, data)
     output.chmod(0o755)
     write_atomic(output.with_name(output.name + ".sha256"), f"{digest}  {output.name}\n".encode())
-    return Bundle(output, digest, len(data), len(files))
+    return Bundle(output, digest, len(data), count)
+
+
+def ensure_bundle(folder: Path) -> Bundle:
+    """The bundle of this installation in ``folder``, named by its content
+    (``infersweep-bench-<sha12>.pyz``): built once, re-used by every later launch."""
+    data, digest, count = _image()
+    target = Path(folder) / f"infersweep-bench-{digest[:12]}.pyz"
+    if not (target.is_file() and hashlib.sha256(target.read_bytes()).hexdigest() == digest):
+        write_atomic(target, data)
+        target.chmod(0o755)
+    return Bundle(target, digest, len(data), count)

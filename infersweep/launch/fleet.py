@@ -21,6 +21,7 @@ from infersweep.yamldoc import load_yaml
 FLEETS_PATH = Path("configs") / "fleets.yaml"
 SCHEMA = "fleets"
 DEFAULT_CLIENT = "python3 -m infersweep"
+BUNDLE = "{bundle}"
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -33,6 +34,7 @@ class Fleet:
     srtslurm: dict
     client: str = DEFAULT_CLIENT
     scratch: str | None = None
+    scratch_in_container: str | None = None
     template: str | None = None
     setup: tuple[str, ...] = ()
     setup_links: dict = field(default_factory=dict)
@@ -46,8 +48,24 @@ class Fleet:
                 .replace("{repo}", str(Path(repo).resolve()))
                 .replace("{venv}", str(venv) if venv else "{venv}"))
 
-    def client_command(self, repo: Path) -> str:
-        return self.expand(self.client, repo)
+    def client_command(self, repo: Path, scratch: Path | None = None) -> str:
+        """The client command of the recipe's benchmark step. ``{bundle}`` is the client bundle
+        (built into ``scratch`` once per content, named by its hash) as the container sees it."""
+        command = self.expand(self.client, repo)
+        if BUNDLE in command:
+            command = command.replace(BUNDLE, self._bundle_in_container(scratch))
+        return command
+
+    def _bundle_in_container(self, scratch: Path | None) -> str:
+        if scratch is None or not self.scratch_in_container:
+            raise InputError(Diagnostic(
+                self.source, 0, 0, f"fleet '{self.name}': its client names {BUNDLE} but the "
+                "scratch folder's place in the container is unknown",
+                "set scratch-in-container (and mount the scratch folder there)", "fleet"))
+        from infersweep.bench.bundle import ensure_bundle
+
+        built = ensure_bundle(Path(scratch) / "bundles")
+        return f"{self.scratch_in_container.rstrip('/')}/bundles/{built.path.name}"
 
     def link_target(self, target: str, repo: Path, venv: Path) -> str | None:
         if target.startswith("which:"):
@@ -80,7 +98,8 @@ def load_fleets(path: str | Path) -> dict[str, Fleet]:
         out[name] = Fleet(
             name=name, source=str(path), nodes=f["nodes"], gpus_per_node=f["gpus-per-node"],
             srtslurm=dict(f["srtslurm"]), client=f.get("client", DEFAULT_CLIENT),
-            scratch=f.get("scratch"), template=f.get("template"),
+            scratch=f.get("scratch"), scratch_in_container=f.get("scratch-in-container"),
+            template=f.get("template"),
             setup=tuple(f.get("setup") or ()), setup_links=dict(f.get("setup-links") or {}),
             env_pass=tuple(env.get("pass") or ()), env_set=dict(env.get("set") or {}),
             deadline_margin_s=f.get("deadline-margin-s", 3600))

@@ -195,7 +195,8 @@ class SrtSlurmExecutor(Executor):
         self.submitted: list[str] = []  # every job id this executor submitted
 
     def render_options(self, workdir: Path) -> RenderOptions:
-        return RenderOptions(client=self.fleet.client_command(self.repo), result_dir=RESULT_DIR)
+        return RenderOptions(client=self.fleet.client_command(self.repo, self.scratch),
+                             result_dir=RESULT_DIR)
 
     def cancel_orphans(self) -> list[str]:
         """Cancel, one id at a time, every queued job carrying this launch's tag."""

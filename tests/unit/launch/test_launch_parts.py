@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,29 @@ def test_shipped_fleets_and_runner_prefix():
     assert get_fleet(REPO / "configs" / "fleets.yaml", None, "local-slurm_00").name == "local-slurm"
     with pytest.raises(InputError, match="unknown fleet"):
         get_fleet(REPO / "configs" / "fleets.yaml", "nope", None)
+
+
+def test_bundle_client_is_built_into_scratch_and_named_as_the_container_sees_it(tmp_path):
+    fleet = load_fleets(REPO / "configs" / "fleets.yaml")["mi355x-amds"]
+    command = fleet.client_command(REPO, tmp_path)
+    python, path = command.split()
+    assert python == "python3" and path.startswith("/infersweep-runs/bundles/infersweep-bench-")
+    built = tmp_path / "bundles" / Path(path).name
+    assert built.is_file()
+    # the bundle is the client: it runs on this interpreter without the installed package
+    proc = subprocess.run([sys.executable, "-I", str(built), "version"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    before = built.stat().st_mtime_ns
+    assert fleet.client_command(REPO, tmp_path) == command  # built once, re-used
+    assert built.stat().st_mtime_ns == before
+
+
+def test_bundle_client_needs_the_scratch_folder_in_the_container(tmp_path):
+    fleet = replace(load_fleets(REPO / "configs" / "fleets.yaml")["mi355x-amds"],
+                    scratch_in_container=None)
+    with pytest.raises(InputError, match="set scratch-in-container"):
+        fleet.client_command(REPO, tmp_path)
 
 
 def test_job_env_is_built_not_inherited():
