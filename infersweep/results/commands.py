@@ -12,6 +12,7 @@ from infersweep import ghactions
 from infersweep.atomic import check_writable, write_atomic
 from infersweep.diagnostics import Diagnostic, InputError
 
+
 @click.group()
 def results():
     """Turn a finished run into rows, one aggregate, a staging verdict and a comparison."""
@@ -35,7 +36,7 @@ def process(sources, output, allow_incomplete):
 
     A point without a result file is skipped with a warning; bad input (a result file that
     is gone, NaN, a negative count, the wrong concurrency, a short point) is an error and
-    nothing is written. 
+    nothing is written.
 
     SOURCES are `sweep run` output folders, manifest.json files, processed *.row.json
     files or aggregates (folders are searched recursively).
@@ -69,7 +70,7 @@ def collect(sources, output, csv_path):
     """Every row of a run in one aggregate, sorted, one row per point across reruns.
 
     Of several rows of one point the newest successful attempt wins (with none successful,
-    the newest); the winner lists the rows it replaced. 
+    the newest); the winner lists the rows it replaced.
 
     SOURCES are `sweep run` output folders, manifest.json files, processed *.row.json
     files or aggregates (folders are searched recursively).
@@ -104,7 +105,7 @@ def check(sources, srt_slurm_commit, fmt, output_format, step_summary):
     """The staging gate: exactly the expected points, each complete, the expected identities.
 
     Expected points are those of the matrix rows (row.json) beside each manifest. Names
-    every missing, short, failed or unexpected point; exit 1 on any. 
+    every missing, short, failed or unexpected point; exit 1 on any.
 
     SOURCES are `sweep run` output folders, manifest.json files, processed *.row.json
     files or aggregates (folders are searched recursively).
