@@ -17,7 +17,7 @@ from pathlib import Path
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
-from infersweep.results import process, sources
+from infersweep.results import fastschema, process, sources
 
 AGGREGATE_VERSION = 1
 ROW_SCHEMA = "results-row"
@@ -112,12 +112,9 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
 
 def _from_file(path: Path, out: Gathered) -> None:
     data = sources.load_json(path, "results file")
-    if isinstance(data, dict) and "aggregate-version" in data:
-        found = validate_data(data, AGGREGATE_SCHEMA)
-        kind = "aggregate"
-    else:
-        found = validate_data(data, ROW_SCHEMA)
-        kind = "processed row"
+    kind, schema = ("aggregate", AGGREGATE_SCHEMA) if (
+        isinstance(data, dict) and "aggregate-version" in data) else ("processed row", ROW_SCHEMA)
+    found = [] if fastschema.valid(data, schema) else validate_data(data, schema)
     if found:
         out.errors.append((str(path), Diagnostic(
             str(path), 0, 0, f"not a {kind}: " + "; ".join(found[:3]),

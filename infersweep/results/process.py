@@ -19,6 +19,7 @@ from pathlib import Path
 from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
+from infersweep.results import fastschema
 
 ROW_VERSION = 1
 ROW_SUFFIX = ".row.json"
@@ -62,9 +63,21 @@ def _err(path, message: str, hint: str = "", line: int = 0, col: int = 0) -> Inp
     return InputError(Diagnostic(str(path), line, col, message, hint, "result"))
 
 
+def _load_manifest(path: Path) -> dict:
+    """The manifest, checked against its schema; the fast check first, the located
+    messages of :func:`infersweep.launch.manifest.load` when it does not pass."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        data = None
+    if data is not None and fastschema.valid(data, manifests.SCHEMA):
+        return data
+    return manifests.load(path)
+
+
 def points_of(manifest_path: Path) -> list[Point]:
     """Every point of one manifest (checked against its schema), with its matrix row."""
-    data = manifests.load(manifest_path)
+    data = _load_manifest(manifest_path)
     row_path = manifest_path.parent / "row.json"
     row = None
     if row_path.is_file():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from infersweep.config.schema import validate_data
@@ -105,3 +107,17 @@ def test_missing_point_gives_no_row_and_a_warning(tmp_path):
     m = resultsrun.write_job(tmp_path, resultsrun.disagg_row([4, 8]), skip={8})
     got = _one(m, 8)
     assert got.row is None and "no result file" in got.warnings[0]
+
+
+def test_fast_schema_check_agrees_with_the_strict_one_on_integral_floats(tmp_path):
+    from infersweep.results import fastschema
+
+    m = resultsrun.write_job(tmp_path, resultsrun.disagg_row([4]))
+    data = json.loads(m.read_text())
+    assert fastschema.valid(data, "result-manifest")
+    data["points"][0]["conc"] = 4.0            # JSON Schema's integer, not the project's
+    assert not fastschema.valid(data, "result-manifest")
+    assert validate_data(data, "result-manifest")
+    m.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="conc"):
+        process.points_of(m)

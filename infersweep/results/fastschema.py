@@ -1,0 +1,77 @@
+"""A fast yes/no against the project's schemas, for files read by the thousand.
+
+``jsonschema`` (the project's validator, whose messages every command prints) costs about
+a millisecond per manifest point; a 2,000-point run would spend seconds on it.
+``jsonschema-rs`` answers the same question in microseconds. Only a "valid" is trusted from it:
+anything else goes through :mod:`infersweep.config.schema` for the located messages. One
+difference is closed here: the project's integers exclude integral floats (``8.0``), which
+JSON Schema counts as integers, so a float where the schema says integer sends the file to the
+slow path too.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@cache
+def _schemas() -> dict[str, dict]:
+    out = {}
+    for f in resources.files("infersweep.schemas").iterdir():
+        if f.name.endswith(".schema.json"):
+            s = json.loads(f.read_text(encoding="utf-8"))
+            out[s["$id"]] = s
+    return out
+
+
+def _by_name(name: str) -> dict:
+    return next(s for uri, s in _schemas().items() if uri.endswith(f"/{name}.schema.json"))
+
+
+@cache
+def _validator(name: str):
+    import jsonschema_rs
+
+    registry = jsonschema_rs.Registry(list(_schemas().items()))
+    return jsonschema_rs.validator_for(_by_name(name), registry=registry)
+
+
+def _resolve(schema: dict, root: dict) -> tuple[dict, dict]:
+    while isinstance(schema, dict) and "$ref" in schema:
+        ref = schema["$ref"]
+        doc, _, frag = ref.partition("#")
+        if doc:
+            root = next(s for uri, s in _schemas().items() if uri.endswith("/" + doc))
+        target = root
+        for part in [p for p in frag.split("/") if p]:
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema, root
+
+
+def _integral_float_where_integer(schema: Any, inst: Any, root: dict) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    schema, root = _resolve(schema, root)
+    types = schema.get("type")
+    types = [types] if isinstance(types, str) else (types or [])
+    if isinstance(inst, float) and "integer" in types and "number" not in types:
+        return True
+    if isinstance(inst, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        return any(_integral_float_where_integer(props.get(k, extra), v, root)
+                   for k, v in inst.items())
+    if isinstance(inst, list):
+        return any(_integral_float_where_integer(schema.get("items"), v, root) for v in inst)
+    return False
+
+
+def valid(instance: Any, name: str) -> bool:
+    """True only when ``instance`` certainly passes the ``name`` schema."""
+    schema = _by_name(name)
+    return (_validator(name).is_valid(instance)
+            and not _integral_float_where_integer(schema, instance, schema))
