@@ -47,7 +47,7 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
             m = missing.get(key, {})
             kind = UNUSABLE if m.get("status") == "unusable" else MISSING
             problems.append(Problem(kind, _label(e), m.get("reason") or "no row for this point",
-                                    m.get("manifest")))
+                                    m.get("file") or m.get("manifest")))
             continue
         where = r["result_file"]
         if r["completed"] < r["requested"] or r["num_prompts"] != r["requested"]:

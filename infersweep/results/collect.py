@@ -98,8 +98,12 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
             done = process.process_point(p, allow_incomplete=allow_incomplete)
         except InputError as exc:
             out.errors += [(p.label, d) for d in exc.diagnostics]
+            first_diag = exc.diagnostics[0]
+            why = first_diag.message.removeprefix(f"{p.label}: ")
+            if first_diag.hint:
+                why += f" ({first_diag.hint})"
             out.missing.append({**e, "attempt": p.entry["attempt"], "status": "unusable",
-                                "reason": "; ".join(str(d) for d in exc.diagnostics),
+                                "reason": why, "file": first_diag.path,
                                 "manifest": path.as_posix()})
             continue
         out.warnings += done.warnings
