@@ -31,10 +31,43 @@ def _label(p: dict) -> str:
     return f"{p['config_key']} {p['recipe_name']} c={p['conc']}"
 
 
+def _describe_row(row: dict) -> str:
+    from infersweep.results.process import topology
+
+    return (f"matrix row {row.get('model-prefix')} {row.get('runner')} {row.get('framework')} "
+            f"{topology(row, {})} {row.get('isl')}/{row.get('osl')}")
+
+
+def against_matrix(agg: dict, matrix_rows: list[dict]) -> tuple[list[Problem], int]:
+    """Points of the matrix no job ran, and points jobs ran that the matrix lacks (rows are
+    matched by recipe fingerprint, which leaves out the concurrency list)."""
+    from infersweep.changelog.buckets import recipe_fingerprint
+
+    want: dict[tuple, dict] = {}
+    for row in matrix_rows:
+        if row.get("eval-only") or not row.get("conc"):
+            continue
+        fp = recipe_fingerprint(row)
+        for c in row["conc"]:
+            want[(fp, c)] = row
+    have = {(e.get("recipe_fingerprint"), e["conc"]): e for e in agg["expected"]}
+    problems = [Problem(MISSING, f"{_describe_row(row)} c={key[1]}",
+                        "the matrix asks for this point; no job of the run has it")
+                for key, row in want.items() if key not in have]
+    problems += [Problem(UNEXPECTED, _label(e), "the run has this point; the matrix does not "
+                         "ask for it") for key, e in have.items() if key not in want]
+    return problems, len(want)
+
+
 def check(agg: dict, *, srt_slurm_commit: str | None = None,
-          errors: list[tuple[str, object]] = ()) -> tuple[list[Problem], dict]:
+          errors: list[tuple[str, object]] = (),
+          matrix_rows: list[dict] | None = None) -> tuple[list[Problem], dict]:
     """Problems of an aggregate (empty: stageable) and counts for the report."""
     problems: list[Problem] = []
+    asked = None
+    if matrix_rows is not None:
+        found, asked = against_matrix(agg, matrix_rows)
+        problems += found
     rows = {point_key(r): r for r in agg["rows"]}
     expected = {point_key(e): e for e in agg["expected"]}
     missing = {point_key(m): m for m in agg["missing"]}
@@ -87,7 +120,7 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
                                     f"job {j['job_id']} ended {j['job_state']}{why}",
                                     j["manifest"]))
     good = sum(1 for k, r in rows.items() if k in expected and r["successful"])
-    counts = {"expected": len(expected), "complete": good, "rows": len(rows),
+    counts = {"expected": len(expected) if asked is None else asked, "complete": good, "rows": len(rows),
               "problems": len(problems)}
     return problems, counts
 
@@ -133,4 +166,5 @@ def markdown_summary(problems: list[Problem], counts: dict) -> str:
 
 
 def as_json(problems: list[Problem], counts: dict) -> dict:
-    return {"ok": not problems, **counts, "problems": [asdict(p) for p in problems]}
+    return {"ok": not problems, **{k: v for k, v in counts.items() if k != "problems"},
+            "problems": [asdict(p) for p in problems]}

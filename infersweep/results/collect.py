@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
@@ -60,7 +61,9 @@ def _expected_of(point: process.Point) -> dict:
             "osl": int(row.get("osl", point.entry["osl"])),
             "scale_down": point.manifest["scale-down"], "conc": point.entry["conc"],
             "image": row.get("image"),
-            "engine_revision": (row.get("router") or {}).get("version")}
+            "engine_revision": (row.get("router") or {}).get("version"),
+            "recipe_fingerprint": (row.get("recipe-fingerprint") or recipe_fingerprint(row))
+            if row else None}
 
 
 def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:

@@ -92,6 +92,9 @@ def collect(sources, output, csv_path):
 
 @results.command()
 @click.argument("sources", nargs=-1, required=True)
+@click.option("--matrix", "matrix_file", type=click.Path(path_type=Path), default=None,
+              help="The matrix the run was asked for (`infersweep matrix` output, or a rows "
+                   "file); without it, each manifest's row.json says what was expected.")
 @click.option("--srt-slurm-commit", default=None,
               help="The srt-slurm commit every row must name (default: they must agree).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -101,7 +104,7 @@ def collect(sources, output, csv_path):
               help="github: also print an ::error workflow command per problem.")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown report here (default: $GITHUB_STEP_SUMMARY).")
-def check(sources, srt_slurm_commit, fmt, output_format, step_summary):
+def check(sources, matrix_file, srt_slurm_commit, fmt, output_format, step_summary):
     """The staging gate: exactly the expected points, each complete, the expected identities.
 
     Expected points are those of the matrix rows (row.json) beside each manifest. Names
@@ -114,10 +117,12 @@ def check(sources, srt_slurm_commit, fmt, output_format, step_summary):
     from infersweep.results import collect as collecting
 
     ghactions.check_targets({"--step-summary": step_summary})
+    matrix_rows = _matrix_rows(matrix_file) if matrix_file is not None else None
     g = collecting.gather(sources, allow_incomplete=True)
     _warn(g.warnings)
     agg = collecting.aggregate(g)
-    problems, counts = checking.check(agg, srt_slurm_commit=srt_slurm_commit, errors=g.errors)
+    problems, counts = checking.check(agg, srt_slurm_commit=srt_slurm_commit, errors=g.errors,
+                                      matrix_rows=matrix_rows)
     if output_format == "github" and problems:
         click.echo(checking.github_annotations(problems))
     if fmt == "json":
@@ -127,6 +132,24 @@ def check(sources, srt_slurm_commit, fmt, output_format, step_summary):
     ghactions.append(step_summary, checking.markdown_summary(problems, counts), "--step-summary")
     if problems:
         raise SystemExit(1)
+
+
+def _matrix_rows(path: Path) -> list[dict]:
+    """Rows from `infersweep matrix` output (a list) or a rows file (``{"rows": {id: row}}``)."""
+    from infersweep.results.sources import load_json
+
+    if not path.is_file():
+        raise InputError(Diagnostic(str(path), 0, 0, "no such matrix file",
+                                    "pass the JSON `infersweep matrix` printed", "matrix"))
+    data = load_json(path, "matrix")
+    rows = data.get("rows") if isinstance(data, dict) else data
+    if isinstance(rows, dict):
+        rows = list(rows.values())
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise InputError(Diagnostic(str(path), 0, 0, "not a matrix: expected a list of rows or "
+                                    '{"rows": {...}}', "pass the JSON `infersweep matrix` "
+                                    "printed", "matrix"))
+    return rows
 
 
 class Threshold(click.ParamType):

@@ -92,3 +92,17 @@ def test_check_fails_naming_a_point_with_a_failed_request(seed_run, tmp_path):
     assert report["ok"] is False and report["complete"] == 10
     assert {(p["kind"], p["point"]) for p in report["problems"]} == {
         ("short", f"{KEY} {TWO} c=512"), ("failed", f"{KEY} {TWO} c=512")}
+
+
+def test_check_against_the_matrix_names_the_points_of_a_row_that_never_ran(seed_run, tmp_path):
+    run = copy_of(seed_run, tmp_path)
+    shutil.rmtree(run / KEY / TWO)
+    matrix = tmp_path / "matrix.json"
+    done = infersweep("matrix", "test-config", "--config-keys", KEY)
+    matrix.write_text(done.stdout)
+    assert infersweep("results", "check", run).returncode == 0   # the folder alone cannot tell
+    done = infersweep("results", "check", run, "--matrix", matrix)
+    assert done.returncode == 1
+    for c in (256, 512, 768, 1024, 2048):
+        assert f"2p-tp8-dpa+1d-tp8-dpa 8192/1024 c={c}: missing" in done.stdout
+    assert "6 of 11 expected point(s) complete" in done.stdout
