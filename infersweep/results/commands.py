@@ -96,7 +96,10 @@ def collect(sources, output, csv_path):
               help="The matrix the run was asked for (`infersweep matrix` output, or a rows "
                    "file); without it, each manifest's row.json says what was expected.")
 @click.option("--srt-slurm-commit", default=None,
-              help="The srt-slurm commit every row must name (default: they must agree).")
+              help="The srt-slurm commit every row must name (default: the pin in "
+                   "--repo's configs/runtimes.yaml when there is one, else they must agree).")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Checkout whose runtimes lock names the srt-slurm commit.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The report on stdout.")
 @click.option("--output-format", type=click.Choice(["text", "github"]), default="text",
@@ -104,7 +107,7 @@ def collect(sources, output, csv_path):
               help="github: also print an ::error workflow command per problem.")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown report here (default: $GITHUB_STEP_SUMMARY).")
-def check(sources, matrix_file, srt_slurm_commit, fmt, output_format, step_summary):
+def check(sources, matrix_file, srt_slurm_commit, repo, fmt, output_format, step_summary):
     """The staging gate: exactly the expected points, each complete, the expected identities.
 
     Expected points are those of the matrix rows (row.json) beside each manifest. Names
@@ -118,6 +121,7 @@ def check(sources, matrix_file, srt_slurm_commit, fmt, output_format, step_summa
 
     ghactions.check_targets({"--step-summary": step_summary})
     matrix_rows = _matrix_rows(matrix_file) if matrix_file is not None else None
+    srt_slurm_commit = srt_slurm_commit or _pinned_srt_slurm(repo)
     g = collecting.gather(sources, allow_incomplete=True)
     _warn(g.warnings)
     agg = collecting.aggregate(g)
@@ -132,6 +136,16 @@ def check(sources, matrix_file, srt_slurm_commit, fmt, output_format, step_summa
     ghactions.append(step_summary, checking.markdown_summary(problems, counts), "--step-summary")
     if problems:
         raise SystemExit(1)
+
+
+def _pinned_srt_slurm(repo: Path) -> str | None:
+    from infersweep.pins.lock import LOCK_PATH, SRT_SLURM, load_lock
+
+    path = repo / LOCK_PATH
+    if not path.is_file():
+        return None
+    lock = load_lock(path)
+    return lock.srt_slurm.commit if SRT_SLURM in lock.pins else None
 
 
 def _matrix_rows(path: Path) -> list[dict]:
