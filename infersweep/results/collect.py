@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infersweep.changelog.buckets import recipe_fingerprint
+import orjson
+
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
@@ -62,8 +62,7 @@ def _expected_of(point: process.Point) -> dict:
             "scale_down": point.manifest["scale-down"], "conc": point.entry["conc"],
             "image": row.get("image"),
             "engine_revision": (row.get("router") or {}).get("version"),
-            "recipe_fingerprint": (row.get("recipe-fingerprint") or recipe_fingerprint(row))
-            if row else None}
+            "recipe_fingerprint": point.fingerprint}
 
 
 def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
@@ -217,5 +216,5 @@ def raise_errors(g: Gathered) -> None:
         raise InputError([d for _, d in g.errors])
 
 
-def to_json(agg: dict) -> str:
-    return json.dumps(agg, indent=1) + "\n"
+def to_json(agg: dict) -> bytes:
+    return orjson.dumps(agg, option=orjson.OPT_INDENT_2) + b"\n"

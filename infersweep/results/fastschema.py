@@ -52,26 +52,49 @@ def _resolve(schema: dict, root: dict) -> tuple[dict, dict]:
     return schema, root
 
 
-def _integral_float_where_integer(schema: Any, inst: Any, root: dict) -> bool:
-    if not isinstance(schema, dict):
-        return False
+def _plan(schema: Any, root: dict, depth: int = 0):
+    """Where integers live in ``schema``: ``True`` (this value), ``("obj", {key: plan},
+    extra)``, ``("arr", plan)``, or ``None`` (no integer below)."""
+    if not isinstance(schema, dict) or depth > 32:
+        return None
     schema, root = _resolve(schema, root)
     types = schema.get("type")
     types = [types] if isinstance(types, str) else (types or [])
-    if isinstance(inst, float) and "integer" in types and "number" not in types:
+    if "integer" in types and "number" not in types:
         return True
-    if isinstance(inst, dict):
-        props = schema.get("properties", {})
-        extra = schema.get("additionalProperties")
-        return any(_integral_float_where_integer(props.get(k, extra), v, root)
-                   for k, v in inst.items())
-    if isinstance(inst, list):
-        return any(_integral_float_where_integer(schema.get("items"), v, root) for v in inst)
+    props = {k: p for k, p in ((k, _plan(v, root, depth + 1))
+                               for k, v in schema.get("properties", {}).items()) if p}
+    extra = _plan(schema.get("additionalProperties"), root, depth + 1)
+    items = _plan(schema.get("items"), root, depth + 1)
+    if props or extra:
+        return ("obj", props, extra) if not items else ("both", props, extra, items)
+    return ("arr", items) if items else None
+
+
+@cache
+def _compiled(name: str):
+    schema = _by_name(name)
+    return _plan(schema, schema)
+
+
+def _integral_float(plan, inst) -> bool:
+    """A float where the plan says integer (JSON Schema would count ``8.0`` as one)."""
+    if plan is True:
+        return isinstance(inst, float)
+    if isinstance(inst, dict) and plan[0] in ("obj", "both"):
+        props, extra = plan[1], plan[2]
+        for k, v in inst.items():
+            sub = props.get(k, extra if k not in props else None)
+            if sub is not None and _integral_float(sub, v):
+                return True
+        return False
+    if isinstance(inst, list) and plan[0] in ("arr", "both"):
+        sub = plan[1] if plan[0] == "arr" else plan[3]
+        return any(_integral_float(sub, v) for v in inst)
     return False
 
 
 def valid(instance: Any, name: str) -> bool:
     """True only when ``instance`` certainly passes the ``name`` schema."""
-    schema = _by_name(name)
-    return (_validator(name).is_valid(instance)
-            and not _integral_float_where_integer(schema, instance, schema))
+    plan = _compiled(name)
+    return _validator(name).is_valid(instance) and not (plan and _integral_float(plan, instance))

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
+
 from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
@@ -38,6 +40,7 @@ class Point:
     manifest: dict
     entry: dict
     row: dict | None  # the matrix row (row.json beside the manifest), when there is one
+    fingerprint: str | None = None  # the row's recipe fingerprint
 
     @property
     def label(self) -> str:
@@ -67,7 +70,7 @@ def _load_manifest(path: Path) -> dict:
     """The manifest, checked against its schema; the fast check first, the located
     messages of :func:`infersweep.launch.manifest.load` when it does not pass."""
     try:
-        data = json.loads(path.read_bytes())
+        data = orjson.loads(path.read_bytes())
     except (OSError, ValueError):
         data = None
     if data is not None and fastschema.valid(data, manifests.SCHEMA):
@@ -88,7 +91,8 @@ def points_of(manifest_path: Path) -> list[Point]:
                        "restore the row.json `sweep run` wrote beside the manifest") from None
         if not isinstance(row, dict):
             raise _err(row_path, "the matrix row is not a JSON object")
-    return [Point(manifest_path, data, e, row) for e in data["points"]]
+    fp = (row.get("recipe-fingerprint") or recipe_fingerprint(row)) if row else None
+    return [Point(manifest_path, data, e, row, fp) for e in data["points"]]
 
 
 def read_result(path: Path, label: str) -> dict:
@@ -97,8 +101,18 @@ def read_result(path: Path, label: str) -> dict:
         raise _err(path, f"{label}: the manifest names this result file but it does not exist",
                    "rerun the point (sweep run --previous-manifest) or restore the file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise _err(path, f"{label}: cannot read the result file: {exc}") from None
+    try:  # the common case, fast; orjson refuses NaN and Infinity like any error
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        return data
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise _err(path, f"{label}: cannot read the result file: {exc}") from None
 
     def no_constants(token):
@@ -294,7 +308,7 @@ def process_point(point: Point, *, allow_incomplete: bool = False) -> Processed:
         "infmax_model_prefix": row.get("model-prefix"), "framework": row.get("framework"),
         "precision": row.get("precision"), "spec_decoding": row.get("spec-decoding"),
         "disagg": bool(row.get("disagg", False)),
-        "recipe_fingerprint": row.get("recipe-fingerprint") or recipe_fingerprint(row),
+        "recipe_fingerprint": point.fingerprint,
         "isl": int(row["isl"]), "osl": int(row["osl"]),
     }
     if row.get("router"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
+
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import FILENAME as MANIFEST
 from infersweep.results.process import ROW_SUFFIX
@@ -39,6 +41,10 @@ def expand(paths) -> tuple[list[Path], list[Path]]:
 
 
 def load_json(path: Path, what: str):
+    try:  # fast, and refuses NaN like any error; the slow path words the message
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        pass
     try:
         return json.loads(path.read_text(encoding="utf-8"),
                           parse_constant=lambda t: (_ for _ in ()).throw(ValueError(t)))
