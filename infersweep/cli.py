@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "recipe": "infersweep.recipe.commands:recipe",
     "sweep": "infersweep.sweep.commands:sweep",
     "launch": "infersweep.launch.commands:launch",
+    "results": "infersweep.results.commands:results",
 }
 
 

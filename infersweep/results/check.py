@@ -1,0 +1,170 @@
+"""The staging gate: a run holds exactly the points its matrix rows asked for, each complete.
+
+Every problem names its point (config key, recipe, concurrency) and, where there is one, the
+file: a missing point, a short one (completed < requested), one with failed requests, one
+whose image / srt-slurm commit / engine revision is not the expected one, a point or file
+nobody asked for, a job that did not complete.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from infersweep.results.collect import point_key
+
+MISSING, SHORT, FAILED, UNEXPECTED, IDENTITY, UNUSABLE, JOB = (
+    "missing", "short", "failed", "unexpected", "identity", "unusable", "job")
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    point: str  # "config-key recipe c=N", or the recipe for a job-level problem
+    message: str
+    file: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.point}: {self.kind}: {self.message}"
+
+
+def _label(p: dict) -> str:
+    return f"{p['config_key']} {p['recipe_name']} c={p['conc']}"
+
+
+def _describe_row(row: dict) -> str:
+    from infersweep.results.process import topology
+
+    return (f"matrix row {row.get('model-prefix')} {row.get('runner')} {row.get('framework')} "
+            f"{topology(row, {})} {row.get('isl')}/{row.get('osl')}")
+
+
+def against_matrix(agg: dict, matrix_rows: list[dict]) -> tuple[list[Problem], int]:
+    """Points of the matrix no job ran, and points jobs ran that the matrix lacks (rows are
+    matched by recipe fingerprint, which leaves out the concurrency list)."""
+    from infersweep.changelog.buckets import recipe_fingerprint
+
+    want: dict[tuple, dict] = {}
+    for row in matrix_rows:
+        if row.get("eval-only") or not row.get("conc"):
+            continue
+        fp = recipe_fingerprint(row)
+        for c in row["conc"]:
+            want[(fp, c)] = row
+    have = {(e.get("recipe_fingerprint"), e["conc"]): e for e in agg["expected"]}
+    problems = [Problem(MISSING, f"{_describe_row(row)} c={key[1]}",
+                        "the matrix asks for this point; no job of the run has it")
+                for key, row in want.items() if key not in have]
+    problems += [Problem(UNEXPECTED, _label(e), "the run has this point; the matrix does not "
+                         "ask for it") for key, e in have.items() if key not in want]
+    return problems, len(want)
+
+
+def check(agg: dict, *, srt_slurm_commit: str | None = None,
+          errors: list[tuple[str, object]] = (),
+          matrix_rows: list[dict] | None = None) -> tuple[list[Problem], dict]:
+    """Problems of an aggregate (empty: stageable) and counts for the report."""
+    problems: list[Problem] = []
+    asked = None
+    if matrix_rows is not None:
+        found, asked = against_matrix(agg, matrix_rows)
+        problems += found
+    rows = {point_key(r): r for r in agg["rows"]}
+    expected = {point_key(e): e for e in agg["expected"]}
+    missing = {point_key(m): m for m in agg["missing"]}
+    for lbl, diag in errors:  # problems not tied to a point of a manifest that was read
+        if " c=" not in str(lbl):
+            problems.append(Problem(UNUSABLE, str(lbl), diag.message, diag.path))
+    for key, e in expected.items():
+        r = rows.get(key)
+        if r is None:
+            m = missing.get(key, {})
+            kind = UNUSABLE if m.get("status") == "unusable" else MISSING
+            problems.append(Problem(kind, _label(e), m.get("reason") or "no row for this point",
+                                    m.get("file") or m.get("manifest")))
+            continue
+        where = r["result_file"]
+        if r["completed"] < r["requested"] or r["num_prompts"] != r["requested"]:
+            problems.append(Problem(SHORT, _label(e), f"completed {r['completed']} of "
+                                    f"{r['requested']} requested (the client was asked for "
+                                    f"{r['num_prompts']})", where))
+        if r["failed"]:
+            problems.append(Problem(FAILED, _label(e), f"{r['failed']} request(s) failed",
+                                    where))
+        checks = [("image", e.get("image"), r.get("image")),
+                  ("engine revision", e.get("engine_revision"), r.get("engine_revision"))]
+        if srt_slurm_commit:
+            checks.append(("srt-slurm commit", srt_slurm_commit, r.get("srt_slurm_commit")))
+        for what, want, got in checks:
+            if want is not None and got != want:
+                problems.append(Problem(IDENTITY, _label(e),
+                                        f"{what} is {got!r}, expected {want!r}", where))
+    commits = sorted({str(r.get("srt_slurm_commit")) for r in agg["rows"]})
+    if not srt_slurm_commit and len(commits) > 1:
+        problems.append(Problem(IDENTITY, "run", "rows come from different srt-slurm "
+                                f"commits: {', '.join(commits)}"))
+    if rows and not expected:
+        problems.append(Problem(MISSING, "run", "nothing says which points were expected (pass "
+                               "the run folders, whose manifests have their row.json, or an "
+                               "aggregate collected from them)"))
+    for key, r in rows.items():
+        if expected and key not in expected:
+            problems.append(Problem(UNEXPECTED, _label(r), "a row for a point no matrix row "
+                                    "asked for", r["result_file"]))
+    for u in agg["unexpected"]:
+        problems.append(Problem(UNEXPECTED, f"{u['config_key']} {u['recipe_name']}",
+                                f"result file {u['file']}: {u['reason']}", u["manifest"]))
+    for j in agg["jobs"]:
+        if j["job_state"] != "COMPLETED":
+            why = f" ({j['job_reason']})" if j.get("job_reason") else ""
+            problems.append(Problem(JOB, f"{j['config_key']} {j['recipe_name']}",
+                                    f"job {j['job_id']} ended {j['job_state']}{why}",
+                                    j["manifest"]))
+    good = sum(1 for k, r in rows.items() if k in expected and r["successful"])
+    counts = {"expected": len(expected) if asked is None else asked, "complete": good, "rows": len(rows),
+              "problems": len(problems)}
+    return problems, counts
+
+
+def text_report(problems: list[Problem], counts: dict) -> str:
+    lines = [f"error: {p}" + (f" [{p.file}]" if p.file else "") for p in problems]
+    lines.append(verdict(problems, counts))
+    return "\n".join(lines)
+
+
+def verdict(problems: list[Problem], counts: dict) -> str:
+    head = f"{counts['complete']} of {counts['expected']} expected point(s) complete"
+    if problems:
+        return f"results check: FAILED, {head}, {len(problems)} problem(s)"
+    return f"results check: passed, {head}; the run is stageable"
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def github_annotations(problems: list[Problem]) -> str:
+    """``::error file=…,title=…::message`` workflow commands, one per problem."""
+    out = []
+    for p in problems:
+        props = f"title={_escape('results check: ' + p.kind, True)}"
+        if p.file:
+            props = f"file={_escape(p.file, True)}," + props
+        out.append(f"::error {props}::{_escape(f'{p.point}: {p.message}')}")
+    return "\n".join(out)
+
+
+def markdown_summary(problems: list[Problem], counts: dict) -> str:
+    lines = ["## Results check", "", verdict(problems, counts), ""]
+    if problems:
+        lines += ["| point | problem | detail |", "|---|---|---|"]
+        for p in problems:
+            lines.append(f"| {p.point} | {p.kind} | {p.message.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(problems: list[Problem], counts: dict) -> dict:
+    return {"ok": not problems, **{k: v for k, v in counts.items() if k != "problems"},
+            "problems": [asdict(p) for p in problems]}

@@ -1,0 +1,220 @@
+"""A run's rows in one aggregate: stable order, one row per point across rerun attempts.
+
+The rule for reruns: of every row of one point (config key, recipe, ISL/OSL, scale-down,
+concurrency), the newest successful attempt wins; with no successful one, the newest attempt.
+Rows of the same attempt are the same measurement copied forward by a rerun, and one is kept.
+The winner lists every row it replaced (attempt, run id, file, whether it was successful).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from infersweep.config.schema import validate_data
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.launch.manifest import now
+from infersweep.results import fastschema, process, sources
+
+AGGREGATE_VERSION = 1
+ROW_SCHEMA = "results-row"
+AGGREGATE_SCHEMA = "results-aggregate"
+# the columns of the CSV, in order (the JSON holds every field)
+CSV_COLUMNS = ("config_key", "recipe_name", "topology", "hw", "framework", "precision", "isl",
+               "osl", "scale_down", "conc", "attempt", "successful", "completed", "num_prompts",
+               "failed", "num_prefill_gpu", "num_decode_gpu", "tput_per_gpu",
+               "output_tput_per_gpu", "input_tput_per_gpu", "median_intvty", "p99_intvty",
+               "median_ttft", "p99_ttft", "median_tpot", "p99_tpot", "median_e2el",
+               "power_valid", "image", "srt_slurm_commit", "engine_revision", "run_id",
+               "job_id", "recipe_fingerprint")
+
+
+def point_key(r: dict) -> tuple:
+    """What makes two rows the same point."""
+    return (r["config_key"], r["recipe_name"], r["isl"], r["osl"], r["scale_down"], r["conc"])
+
+
+def sort_key(r: dict) -> tuple:
+    return (r["config_key"], r["recipe_name"], r["isl"], r["osl"], r["scale_down"], r["conc"],
+            r.get("attempt", 0))
+
+
+@dataclass
+class Gathered:
+    rows: list[dict] = field(default_factory=list)       # every row read or processed
+    missing: list[dict] = field(default_factory=list)    # manifest points without a file
+    expected: list[dict] = field(default_factory=list)   # points the matrix rows asked for
+    unexpected: list[dict] = field(default_factory=list)  # files nobody asked for
+    errors: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (point label, why)
+    warnings: list[str] = field(default_factory=list)
+    jobs: list[dict] = field(default_factory=list)        # one per manifest: state and reason
+
+
+def _expected_of(point: process.Point) -> dict:
+    row, prov = point.row or {}, point.manifest["provenance"]
+    return {"config_key": prov["config-key"], "recipe_name": point.manifest["name"],
+            "isl": int(row.get("isl", point.entry["isl"])),
+            "osl": int(row.get("osl", point.entry["osl"])),
+            "scale_down": point.manifest["scale-down"], "conc": point.entry["conc"],
+            "image": row.get("image"),
+            "engine_revision": (row.get("router") or {}).get("version"),
+            "recipe_fingerprint": point.fingerprint}
+
+
+def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
+    try:
+        points = process.points_of(path)
+    except InputError as exc:
+        out.errors += [(str(path), d) for d in exc.diagnostics]
+        return
+    if not points:
+        return
+    first = points[0]
+    prov = first.manifest["provenance"]
+    out.jobs.append({"manifest": path.as_posix(), "config_key": prov["config-key"],
+                     "recipe_name": first.manifest["name"], "job_id": prov["job-id"],
+                     "job_state": prov["job-state"], "job_reason": prov["job-reason"]})
+    concs = {p.entry["conc"] for p in points}
+    if first.row is not None:  # the matrix row may ask for points the manifest lacks
+        for c in first.row.get("conc") or []:
+            if c not in concs:
+                e = _expected_of(first)
+                e["conc"] = c
+                out.expected.append(e)
+                out.missing.append({**e, "attempt": prov["attempt"], "status": "missing",
+                                    "reason": "the matrix row asks for it; the manifest has "
+                                              "no such point", "manifest": path.as_posix()})
+    for u in first.manifest["unexpected-files"]:
+        out.unexpected.append({"config_key": prov["config-key"],
+                               "recipe_name": first.manifest["name"],
+                               "file": u["file"], "reason": u["reason"],
+                               "manifest": path.as_posix()})
+    for p in points:
+        e = _expected_of(p)
+        out.expected.append(e)
+        try:
+            done = process.process_point(p, allow_incomplete=allow_incomplete)
+        except InputError as exc:
+            out.errors += [(p.label, d) for d in exc.diagnostics]
+            first_diag = exc.diagnostics[0]
+            why = first_diag.message.removeprefix(f"{p.label}: ")
+            if first_diag.hint:
+                why += f" ({first_diag.hint})"
+            out.missing.append({**e, "attempt": p.entry["attempt"], "status": "unusable",
+                                "reason": why, "file": first_diag.path,
+                                "manifest": path.as_posix()})
+            continue
+        out.warnings += done.warnings
+        if done.row is None:
+            out.missing.append({**e, "attempt": p.entry["attempt"], "status": p.entry["status"],
+                                "reason": p.entry["reason"], "manifest": path.as_posix()})
+        else:
+            out.rows.append(done.row)
+
+
+def _from_file(path: Path, out: Gathered) -> None:
+    data = sources.load_json(path, "results file")
+    kind, schema = ("aggregate", AGGREGATE_SCHEMA) if (
+        isinstance(data, dict) and "aggregate-version" in data) else ("processed row", ROW_SCHEMA)
+    found = [] if fastschema.valid(data, schema) else validate_data(data, schema)
+    if found:
+        out.errors.append((str(path), Diagnostic(
+            str(path), 0, 0, f"not a {kind}: " + "; ".join(found[:3]),
+            "pass files written by `results process` or `results collect`", "schema")))
+        return
+    if kind == "aggregate":
+        out.rows += data["rows"]
+        out.missing += data["missing"]
+        out.expected += data["expected"]
+        out.unexpected += data["unexpected"]
+        out.jobs += data["jobs"]
+    else:
+        out.rows.append(data)
+
+
+def gather(paths, *, allow_incomplete: bool = False) -> Gathered:
+    """Every row, missing point and expected point named by ``paths``."""
+    manifests, files = sources.expand(paths)
+    out = Gathered()
+    for m in manifests:
+        _from_manifest(m, out, allow_incomplete)
+    for f in files:
+        _from_file(f, out)
+    return out
+
+
+def _summary(r: dict) -> dict:
+    return {"attempt": r["attempt"], "run_id": r["run_id"], "job_id": r["job_id"],
+            "successful": r["successful"], "result_file": r["result_file"]}
+
+
+def deduplicate(rows: list[dict]) -> list[dict]:
+    """One row per point by the rerun rule, sorted; each winner lists what it replaced."""
+    by_point: dict[tuple, list[dict]] = {}
+    for r in rows:
+        by_point.setdefault(point_key(r), []).append(r)
+    out = []
+    for key in sorted(by_point, key=lambda k: tuple(str(x) for x in k)):
+        group = sorted(by_point[key], key=lambda r: (r["successful"], r["attempt"],
+                                                     r["result_file"]), reverse=True)
+        winner = dict(group[0])
+        seen = {(winner["attempt"], winner["run_id"])}
+        replaced = list(winner.get("replaced", []))
+        for r in group[1:]:
+            ident = (r["attempt"], r["run_id"])
+            if ident in seen:
+                continue  # the same measurement copied forward
+            seen.add(ident)
+            replaced.append(_summary(r))
+            replaced += r.get("replaced", [])
+        winner["replaced"] = replaced
+        out.append(winner)
+    out.sort(key=sort_key)
+    return out
+
+
+def _dedupe_dicts(items: list[dict], key) -> list[dict]:
+    seen, out = set(), []
+    for i in items:
+        k = key(i)
+        if k not in seen:
+            seen.add(k)
+            out.append(i)
+    return out
+
+
+def aggregate(g: Gathered) -> dict:
+    rows = deduplicate(g.rows)
+    have = {point_key(r) for r in rows}
+    missing = [m for m in g.missing if point_key(m) not in have]
+    missing = sorted(_dedupe_dicts(missing, point_key), key=sort_key)
+    expected = sorted(_dedupe_dicts(g.expected, point_key), key=sort_key)
+    unexpected = sorted(_dedupe_dicts(g.unexpected, lambda u: (u["manifest"], u["file"])),
+                        key=lambda u: (u["config_key"], u["recipe_name"], u["file"]))
+    jobs = sorted(_dedupe_dicts(g.jobs, lambda j: j["manifest"]), key=lambda j: j["manifest"])
+    return {"aggregate-version": AGGREGATE_VERSION, "created": now(),
+            "rule": "newest successful attempt of each point wins",
+            "rows": rows, "missing": missing, "expected": expected,
+            "unexpected": unexpected, "jobs": jobs}
+
+
+def to_csv(agg: dict) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in agg["rows"]:
+        w.writerow(["" if r.get(c) is None else r.get(c) for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def raise_errors(g: Gathered) -> None:
+    if g.errors:
+        raise InputError([d for _, d in g.errors])
+
+
+def to_json(agg: dict) -> bytes:
+    return orjson.dumps(agg, option=orjson.OPT_INDENT_2) + b"\n"
