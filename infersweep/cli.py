@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "sim": "infersweep.sim.commands:sim",
     "recipe": "infersweep.recipe.commands:recipe",
     "sweep": "infersweep.sweep.commands:sweep",
+    "eval": "infersweep.evals.commands:eval_group",
 }
 
 
