@@ -78,11 +78,16 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
     if (test_file is None) != (train_file is None):
         raise click.UsageError("give both --test-file and --train-file (or neither, to load "
                                "openai/gsm8k from the Hugging Face hub)")
+    from infersweep.evals import task
+
+    if test_file is not None:  # bad data is reported before anything is sent or written
+        task.check_jsonl(test_file, "--test-file")
+        task.check_jsonl(train_file, "--train-file")
+    prov = provenance.from_files(row_file, manifest)
     try:
         import lm_eval  # noqa: F401
     except ImportError:
         raise InputError("lm-eval is not installed: pip install 'infersweep[eval]'") from None
-    prov = provenance.from_files(row_file, manifest)
     if concurrency is None:
         concurrency = int(prov.get("conc") or 64)
     path = urlsplit(base_url).path.rstrip("/") + (

@@ -65,8 +65,6 @@ def run(opts: EvalOptions) -> dict:
         check_writable(out / name, "eval output")
     local = opts.test_file is not None
     if local:
-        task.check_jsonl(opts.test_file, "--test-file")
-        task.check_jsonl(opts.train_file, "--train-file")
         task.offline_env()
     import lm_eval  # the eval extra; imported late so `infersweep --help` stays light
     from lm_eval.tasks import TaskManager

@@ -81,3 +81,4 @@ def offline_env() -> None:
     """No hub traffic: datasets otherwise sends a download counter even for local JSON."""
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
