@@ -3,7 +3,7 @@
 Starts `infersweep sim serve` in its GSM8K answer mode (its default timing model, so the
 simulated prefill of every 5-shot prompt counts) and runs the whole eval command in a fresh
 process at concurrency 128, ``--runs`` times; reports wall time, the CPU time of the eval
-process and of the simulator, both scores and the request counts. Target: under 2 minutes
+process, both scores and the request counts. Target: under 2 minutes
 on 2 cores. Uses the standard GSM8K splits beside the repository when present
 (``../shared/data/gsm8k``), else a generated set of the same size.
 
@@ -33,11 +33,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cpu_of(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, clock ticks
-
-
 def data(tmp: Path) -> tuple[Path, Path]:
     if (GSM8K / "test.jsonl").is_file() and (GSM8K / "train.jsonl").is_file():
         return GSM8K / "test.jsonl", GSM8K / "train.jsonl"
@@ -60,7 +55,6 @@ def one_run(test: Path, train: Path, concurrency: int, accuracy: float) -> dict:
                 break
             except OSError:
                 time.sleep(0.1)
-        sim_cpu0 = cpu_of(sim.pid)
         with tempfile.TemporaryDirectory(prefix="eval-speed-") as tmp:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.monotonic()
@@ -77,7 +71,6 @@ def one_run(test: Path, train: Path, concurrency: int, accuracy: float) -> dict:
         return {"wall_s": round(wall, 1),
                 "eval_cpu_s": round(after.ru_utime + after.ru_stime
                                     - before.ru_utime - before.ru_stime, 1),
-                "sim_cpu_s": round(cpu_of(sim.pid) - sim_cpu0, 1),
                 "questions": s["n-samples"],
                 "strict": s["scores"]["strict-match"]["exact_match"],
                 "flexible": s["scores"]["flexible-extract"]["exact_match"],
