@@ -83,7 +83,9 @@ def run(opts: EvalOptions) -> dict:
     logging.getLogger("lm-eval").setLevel(logging.ERROR)
     with contextlib.redirect_stdout(io.StringIO()):  # lm-eval prints its table to stdout
         results = lm_eval.simple_evaluate(
-            model=lm, tasks=[task_name], num_fewshot=opts.num_fewshot, limit=opts.limit,
+            model=lm, tasks=[task_name], limit=opts.limit,
+            # None keeps the task's own 5 (passing 5 only makes lm-eval log an override)
+            num_fewshot=None if opts.num_fewshot == 5 else opts.num_fewshot,
             log_samples=True, task_manager=manager, apply_chat_template=opts.endpoint.chat,
             fewshot_as_multiturn=opts.endpoint.chat and opts.fewshot_as_multiturn,
             bootstrap_iters=1000, verbosity="ERROR")

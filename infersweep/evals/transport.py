@@ -73,8 +73,9 @@ class Answer:
         failed = [a for a in self.attempts if a["error_class"]]
         return {"ok": self.ok, "text": self.text, "error_class": self.error_class,
                 "error": self.error, "attempts": self.attempts, "retries": self.retries,
+                # time lost to failed attempts and the waits after them
                 "retry_time_s": round(sum(a["duration_s"] + a.get("backoff_s", 0.0)
-                                          for a in failed), 6) if self.ok or failed else 0.0,
+                                          for a in failed), 6),
                 "ttft_s": self.ttft_s, "e2el_s": self.e2el_s,
                 "output_tokens": self.output_tokens}
 

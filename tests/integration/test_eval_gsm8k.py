@@ -156,6 +156,10 @@ def test_a_stopped_run_resumes_sending_only_what_is_missing(sim, gsm8k, tmp_path
 
 
 def _malformed(kind: str):
+    if kind == "http-400":
+        msg = b'{"object":"error","message":"bad request","code":400}'
+        return [b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%b" % (len(msg), msg)]
     if kind == "text-null":
         body = [event('{"choices":[{"index":0,"text":null,"finish_reason":null}]}'),
                 event('{"choices":[],"usage":{"prompt_tokens":8,"completion_tokens":1}}')]
@@ -164,9 +168,12 @@ def _malformed(kind: str):
     return [SSE_HEAD + chunked(*body, event("[DONE]")) + b"0\r\n\r\n"]
 
 
-@pytest.mark.parametrize(("kind", "cls"), [("text-null", "eval.empty_response"),
-                                           ("text-number", "protocol.bad_field")])
-def test_a_malformed_answer_is_a_named_failure_not_a_wrong_answer(gsm8k, tmp_path, kind, cls):
+@pytest.mark.parametrize(("kind", "cls", "retries"),
+                         [("text-null", "eval.empty_response", 5),
+                          ("text-number", "protocol.bad_field", 5),
+                          ("http-400", "http_4xx", 0)])  # a refused request is not retried
+def test_a_malformed_answer_is_a_named_failure_not_a_wrong_answer(gsm8k, tmp_path, kind, cls,
+                                                                  retries):
     out = tmp_path / "ev"
     with BrokenEngine(_malformed(kind)) as engine:
         test, train = gsm8k
@@ -176,7 +183,7 @@ def test_a_malformed_answer_is_a_named_failure_not_a_wrong_answer(gsm8k, tmp_pat
     no_traceback(p)
     assert p.returncode == 1
     q = json.loads((out / "eval.json").read_text())["requests"]
-    assert q["failures"] == {cls: 5} and q["retries"] == 5
+    assert q["failures"] == {cls: 5} and q["retries"] == retries
     c = infersweep("eval", "check", out, "--thresholds", THRESHOLDS)
     assert c.returncode == 1
     assert c.stdout.count(f"request failed ({cls}") == 5 and "not a wrong answer" in c.stdout
