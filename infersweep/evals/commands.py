@@ -113,7 +113,8 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
                f"{s['n-samples']} questions in {s['duration-s']:.1f}s")
     click.echo(f"requests: {q['ok']}/{q['total']} answered, {q['failed']} failed "
                f"{q['failures'] or ''}, {q['retries']} retries on {q['retried-requests']} "
-               f"requests ({q['retry-time-s']:.1f}s lost), {q['resumed']} resumed")
+               f"requests ({q['failed-attempts'].get('timeout', 0)} stalled or timed out; "
+               f"{q['retry-time-s']:.1f}s lost), {q['resumed']} resumed")
     click.echo(f"wrote {Path(output_dir) / runmod.EVAL_FILE}")
     if q["failed"]:
         click.echo(f"error: {q['failed']} requests failed after {max_attempts} attempts; the "

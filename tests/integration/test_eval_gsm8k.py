@@ -124,7 +124,8 @@ def test_stalled_requests_are_counted_retries_and_the_run_completes(sim, gsm8k, 
     assert q["retries"] >= 1 and q["retried-requests"] >= 1
     assert q["failed-attempts"]["timeout"] == q["retries"]
     assert q["retry-time-s"] >= q["retries"] * 1.0  # each stall waited out the idle timeout
-    assert f"{q['retries']} retries on {q['retried-requests']} requests" in p.stdout
+    assert (f"{q['retries']} retries on {q['retried-requests']} requests ({q['retries']} "
+            "stalled or timed out") in p.stdout
     retried = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     retried = [s for s in retried if s["request"]["retries"]]
     assert len(retried) == q["retried-requests"]

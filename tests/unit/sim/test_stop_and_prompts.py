@@ -13,7 +13,7 @@ def test_stop_strings_accepts_the_openai_forms():
 
 
 def test_cut_at_stop_ends_before_the_earliest_stop_string():
-    words = "The result is 7.\n#### 7".split(" ")
+    words = ["The", "result", "is", "7.\n####", "7"]
     assert " ".join(cut_at_stop(words, ["####"])) == "The result is 7."
     assert " ".join(cut_at_stop(words, ["#### 7", "result"])) == "The"
     assert cut_at_stop(words, ["Question:"]) == words
