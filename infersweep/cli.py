@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "sweep": "infersweep.sweep.commands:sweep",
     "launch": "infersweep.launch.commands:launch",
     "results": "infersweep.results.commands:results",
+    "eval": "infersweep.evals.commands:eval_group",
 }
 
 

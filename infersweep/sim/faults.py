@@ -5,8 +5,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-ERROR_EVENT = (b'data: {"object":"error","message":"simulated engine failure mid-stream",'
-               b'"type":"InternalServerError","param":null,"code":500}\n\n')
+import orjson
+
+ERROR_OBJECT = {"object": "error", "message": "simulated engine failure mid-stream",
+                "type": "InternalServerError", "param": None, "code": 500}
+ERROR_EVENT = b"data: " + orjson.dumps(ERROR_OBJECT) + b"\n\n"
 
 
 @dataclass
@@ -40,7 +43,10 @@ class Style:
             stream.done = True
             if stream.on_done is not None:
                 stream.on_done(stream)
-            if self.kind == "error":
+            if self.kind == "error" and not stream.stream:
+                # non-streaming: the engine's error answer is a whole HTTP response
+                stream.resp.json(500, ERROR_OBJECT)
+            elif self.kind == "error":
                 stream.resp.write(ERROR_EVENT + b"data: [DONE]\n\n")
                 stream.resp.end_stream()
             elif self.kind == "drop":

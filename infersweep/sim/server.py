@@ -53,12 +53,36 @@ def prompt_of(body: dict, chat: bool) -> tuple[str | None, int]:
         return text, count_tokens(text)
     p = body.get("prompt")
     if isinstance(p, list) and p and isinstance(p[0], (list, str)):
+        if len(p) > 1:  # a batch: answering only its first prompt would lose the rest silently
+            raise ValueError(f"'prompt' is a list of {len(p)} prompts; the simulator answers "
+                             "one prompt per request (send them as separate requests)")
         p = p[0]
     if isinstance(p, str):
         return p, count_tokens(p)
     if isinstance(p, list) and all(isinstance(x, int) for x in p):
         return None, len(p)
     raise ValueError("'prompt' must be a string or a list of token ids")
+
+
+def stop_strings(stop) -> list[str]:
+    """The request's ``stop`` field as a list (OpenAI: a string, a list of strings, or null)."""
+    if stop is None:
+        return []
+    if isinstance(stop, str):
+        return [stop] if stop else []
+    if isinstance(stop, list) and all(isinstance(x, str) for x in stop):
+        return [x for x in stop if x]
+    raise ValueError("'stop' must be a string or a list of strings")
+
+
+def cut_at_stop(words: list[str], stop: list[str]) -> list[str]:
+    """The answer words before the first stop string (the stop string itself is not sent,
+    as OpenAI-compatible engines do)."""
+    text = " ".join(words)
+    cut = min((i for i in (text.find(s) for s in stop) if i >= 0), default=-1)
+    if cut < 0:
+        return words
+    return text[:cut].rstrip().split(" ") if text[:cut].strip() else [""]
 
 
 class SimServer:
@@ -138,9 +162,16 @@ class SimServer:
         if fail:
             self.counters["failed"] += 1
             return _err(resp, 500, "simulated engine failure", "InternalServerError")
+        try:
+            stop = stop_strings(body.get("stop"))
+        except ValueError as exc:
+            self.counters["rejected"] += 1
+            return _err(resp, 400, str(exc))
         words = None
         if self.cfg.answer_key is not None and text is not None:
             words = self.cfg.answer_key.respond(text)
+            if words is not None and stop:
+                words = cut_at_stop(words, stop)
         if self.cfg.role == "prefill":
             mt = 1
         stream = bool(body.get("stream", False))
