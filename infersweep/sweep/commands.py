@@ -99,12 +99,17 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
             repo, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
-    Exits 0 only when every job completed and every expected point is present with
-    completed == requested; 1 otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
+    Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
+    one line saying whether the run is stageable. Exits 0 only when every job completed,
+    every expected point is present with completed == requested and every eval passes; 1
+    otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
     job is cancelled and collected first).
     """
+    from infersweep.evals import check as evalcheck
     from infersweep.launch.manifest import problems
     from infersweep.progress import StatusLines
+    from infersweep.results import check as checking
+    from infersweep.sweep.gate import judge
     from infersweep.sweep.run import Sweep, load_previous
     from infersweep.sweep.table import markdown, text_table
 
@@ -140,8 +145,18 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     for line in issues:
         click.echo(f"error: {line}", err=True)
     click.echo(f"manifests: {out}/*/*/manifest.json", err=True)
+    verdict = judge(out, [(p.workdir, p.row, m) for p, m in zip(runner.plans, found,
+                                                                    strict=False)],
+                    repo=repo, srt_slurm_commit=runner.srt_slurm_commit)
+    for problem in verdict.problems:
+        click.echo(f"error: results check: {problem}", err=True)
+    for problem in verdict.eval_problems:
+        click.echo(f"error: eval check: {problem}", err=True)
+    ghactions.add_summary(checking.markdown_summary(verdict.problems, verdict.counts)
+                          + (evalcheck.markdown(verdict.evals) if verdict.evals else ""))
+    click.echo(verdict.line())
     if stopped is not None:
         click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)
         sys.exit(128 + stopped)
-    if issues:
+    if issues or not verdict.stageable:
         sys.exit(1)
