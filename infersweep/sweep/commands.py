@@ -11,7 +11,7 @@ import click
 
 from infersweep import ghactions
 from infersweep.atomic import write_atomic
-from infersweep.clitypes import FiniteFloat, positive_float
+from infersweep.clitypes import FiniteFloat, fraction, positive_float
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.commands import (
     catalog_from_options,
@@ -25,10 +25,10 @@ EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
 
 
-def _executor(name: str):
+def _executor(name: str, evals):
     from infersweep.launch.local import LocalExecutor
 
-    return {"local": LocalExecutor}[name]()
+    return {"local": LocalExecutor}[name](evals=evals)
 
 
 def _output_dir(output: Path | None, run_hint: str) -> Path:
@@ -95,8 +95,20 @@ def sweep():
                    "limit applies in any case).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/runtimes.yaml).")
+@click.option("--eval-accuracy", type=fraction(), default=0.96, show_default=True,
+              envvar="INFERSWEEP_EVAL_ACCURACY",
+              help="local: the share of GSM8K questions the simulator answers right "
+                   "[env INFERSWEEP_EVAL_ACCURACY].")
+@click.option("--eval-stall-rate", type=fraction(), default=0.0, show_default=True,
+              envvar="INFERSWEEP_EVAL_STALL_RATE",
+              help="local: the share of eval answers whose stream stalls (retried by the "
+                   "eval client) [env INFERSWEEP_EVAL_STALL_RATE].")
+@click.option("--eval-data", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None,
+              help="local: a folder with GSM8K's test.jsonl (also the simulator's answer key) "
+                   "and train.jsonl [default: a small set written into each job folder].")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
-            repo, **selection):
+            repo, eval_accuracy, eval_stall_rate, eval_data, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
     Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
@@ -128,7 +140,11 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     if executor == "srt-slurm":
         runner = _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display)
     else:
-        runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
+        from infersweep.launch.localeval import EvalSim
+
+        evals = EvalSim(accuracy=eval_accuracy, stall_rate=eval_stall_rate, data_dir=eval_data,
+                        scale_down=scale_down)
+        runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals), out_dir=out,
                        scale_down=scale_down, previous=prior, timeout=timeout, display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
