@@ -27,7 +27,7 @@ from infersweep.atomic import write_atomic
 from infersweep.diagnostics import InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
-from infersweep.launch.localeval import EvalSim
+from infersweep.launch.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
 from infersweep.launch.localrun import STATUS_FILE
 from infersweep.recipe import topology
 
@@ -234,4 +234,8 @@ class LocalExecutor(Executor):
                 [sys.executable, "-m", "infersweep.launch.localrun", str(workdir / SPEC_FILE)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=_env({}), cwd=workdir, start_new_session=True)
-        return LocalJob(proc, workdir, rendered, provenance, result_dir)
+        job = LocalJob(proc, workdir, rendered, provenance, result_dir)
+        if spec["eval_command"]:  # read by the eval step, after the throughput points
+            write_atomic(workdir / PROVENANCE_FILE,
+                         json.dumps(provenance_doc(provenance, job.job_id), indent=2) + "\n")
+        return job

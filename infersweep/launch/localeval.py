@@ -16,6 +16,7 @@ from pathlib import Path
 from infersweep.evals import dataset
 
 EVAL_SUBDIR = "eval"
+PROVENANCE_FILE = "eval-provenance.json"  # the job's provenance for `eval gsm8k --manifest`
 DEFAULT_ACCURACY = 0.96
 FULL_SET = 1319  # GSM8K's test split; --scale-down F runs ceil(1319 / F) problems
 IDLE_TIMEOUT_S = 10.0  # a stalled simulated answer is retried after this much silence
@@ -46,7 +47,17 @@ class EvalSim:
         """`eval gsm8k` without its --base-url (the job adds the router's)."""
         return [sys.executable, "-m", "infersweep", "eval", "gsm8k", "--model", row["model"],
                 "--row", str(Path(workdir) / "row.json"),
+                "--manifest", str(Path(workdir) / PROVENANCE_FILE),
                 "--output-dir", str(Path(result_dir) / EVAL_SUBDIR),
                 "--test-file", str(test_file), "--train-file", str(train_file),
                 "--limit", str(self.limit()), "--idle-timeout", f"{IDLE_TIMEOUT_S:g}",
                 "--retry-backoff", "0.2", "--no-progress"]
+
+
+def provenance_doc(provenance, job_id: str) -> dict:
+    """The manifest's provenance as far as it is known when the job starts."""
+    return {"provenance": {
+        "config-key": provenance.config_key, "image": provenance.image,
+        "srt-slurm-commit": provenance.srt_slurm_commit,
+        "atom-revision": provenance.atom_revision, "executor": "local", "job-id": job_id,
+        "run-id": provenance.run_id, "attempt": provenance.attempt}}
