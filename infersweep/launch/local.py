@@ -212,15 +212,15 @@ class LocalExecutor(Executor):
                                backend.get("decode_environment")),
             "bench_env": _env(recipe, bench.get("env")),
             "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,
-            "eval_command": None,
         }
         result_dir = workdir / RESULT_SUBDIR
-        if row.get("run-eval"):
+        evals = rendered.workload.eval_conc is not None
+        if evals:  # the recipe's eval step runs against the simulator's answer mode
             test_file, train_file = self.evals.files(workdir)
             for w in workers:
                 w["args"] += self.evals.engine_args(test_file)
-            spec["eval_command"] = self.evals.command(row, workdir, result_dir, test_file,
-                                                      train_file)
+            spec["bench_env"]["INFERSWEEP_EVAL_ARGS"] = self.evals.args(workdir, test_file,
+                                                                        train_file)
         write_atomic(workdir / "recipe.yaml", rendered.text())
         write_atomic(workdir / "row.json", json.dumps(row, indent=2) + "\n")
         write_atomic(workdir / SPEC_FILE, json.dumps(spec, indent=2) + "\n")
@@ -235,7 +235,7 @@ class LocalExecutor(Executor):
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=_env({}), cwd=workdir, start_new_session=True)
         job = LocalJob(proc, workdir, rendered, provenance, result_dir)
-        if spec["eval_command"]:  # read by the eval step, after the throughput points
+        if evals:  # read by the eval step, after the throughput points
             write_atomic(workdir / PROVENANCE_FILE,
                          json.dumps(provenance_doc(provenance, job.job_id), indent=2) + "\n")
         return job

@@ -1,15 +1,15 @@
 """The local job's GSM8K eval: the simulator in answer mode and `eval gsm8k` against the router.
 
 A row marked ``run-eval`` gets every simulated worker started with the GSM8K test split as
-its answer key at a set accuracy; after the throughput points the job runs ``infersweep
-eval gsm8k`` against the still-running router, writing beside the point results (``eval/``
-in the result folder), as the cluster recipe's eval step does.
+its answer key at a set accuracy; the recipe's own eval step (after the throughput points,
+against the still-running router, into ``eval/`` beside the point results) gets the local
+data files, the row and the job's provenance through ``$INFERSWEEP_EVAL_ARGS``.
 """
 
 from __future__ import annotations
 
 import math
-import sys
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,16 +42,14 @@ class EvalSim:
         return ["--eval-answer-key", str(test_file), "--eval-accuracy", f"{self.accuracy:g}",
                 "--eval-hang-rate", f"{self.stall_rate:g}"]
 
-    def command(self, row: dict, workdir: Path, result_dir: Path, test_file: Path,
-                train_file: Path) -> list[str]:
-        """`eval gsm8k` without its --base-url (the job adds the router's)."""
-        return [sys.executable, "-m", "infersweep", "eval", "gsm8k", "--model", row["model"],
-                "--row", str(Path(workdir) / "row.json"),
-                "--manifest", str(Path(workdir) / PROVENANCE_FILE),
-                "--output-dir", str(Path(result_dir) / EVAL_SUBDIR),
-                "--test-file", str(test_file), "--train-file", str(train_file),
-                "--limit", str(self.limit()), "--idle-timeout", f"{IDLE_TIMEOUT_S:g}",
-                "--retry-backoff", "0.2", "--no-progress"]
+    def args(self, workdir: Path, test_file: Path, train_file: Path) -> str:
+        """``$INFERSWEEP_EVAL_ARGS`` for the recipe's eval step: local files and provenance."""
+        return shlex.join([
+            "--row", str(Path(workdir) / "row.json"),
+            "--manifest", str(Path(workdir) / PROVENANCE_FILE),
+            "--test-file", str(test_file), "--train-file", str(train_file),
+            "--limit", str(self.limit()), "--idle-timeout", f"{IDLE_TIMEOUT_S:g}",
+            "--retry-backoff", "0.2", "--no-progress"])
 
 
 def provenance_doc(provenance, job_id: str) -> dict:

@@ -168,18 +168,6 @@ class Job:
             time.sleep(0.2)
         return proc.returncode
 
-    def run_eval(self, port: int) -> int:
-        """The GSM8K eval against the still-running front end (rows marked run-eval)."""
-        cmd = [*self.spec["eval_command"], "--base-url", f"http://{HOST}:{port}"]
-        proc = self.spawn("eval", cmd, self.spec["bench_env"])
-        limit = self.spec.get("time_limit_s")
-        end = None if limit is None else self.started + limit
-        while proc.poll() is None:
-            if end is not None and time.monotonic() > end:
-                raise TimeLimit()
-            time.sleep(0.2)
-        return proc.returncode
-
     def stop_children(self, *, group: bool = False) -> None:
         """SIGTERM, a grace period, SIGKILL: for the children, and with ``group`` (this job's
         end, its own signals ignored by then) for every process left in its process group,
@@ -214,12 +202,7 @@ class Job:
             port = self.start_engines()
             write_status(self.workdir, "RUNNING", phase="benchmark", frontend_port=port)
             rc = self.run_benchmark(port)
-            if rc == 0 and self.spec.get("eval_command"):
-                write_status(self.workdir, "RUNNING", phase="eval", frontend_port=port)
-                # the throughput points are done either way; `eval check` judges the eval
-                self.eval_exit = self.run_eval(port)
-                state, code = "COMPLETED", 0
-            elif rc == 0:
+            if rc == 0:
                 state, code = "COMPLETED", 0
             else:
                 reason = f"the benchmark step exited {rc} (see logs/benchmark.log)"
@@ -234,8 +217,7 @@ class Job:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, signal.SIG_IGN)
             self.stop_children(group=True)
-        write_status(self.workdir, state, reason=reason,
-                     eval_exit=getattr(self, "eval_exit", None))
+        write_status(self.workdir, state, reason=reason)
         return code
 
 
