@@ -75,7 +75,7 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
     agg = collecting.aggregate(g)
     problems, counts = checking.check(agg, srt_slurm_commit=srt_slurm_commit, errors=g.errors)
     verdict = Verdict(problems, counts)
-    wanted = [(w, m) for w, row, m in rows if row.get("run-eval")]
+    wanted = [(w, row, m) for w, row, m in rows if row.get("run-eval")]
     if not wanted:
         return verdict
     from infersweep.evals import check as evalcheck
@@ -86,13 +86,14 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
     except InputError as exc:
         verdict.eval_problems.append(str(exc))
         return verdict
-    for workdir, m in wanted:
+    for workdir, row, m in wanted:
         folder = eval_folder(workdir, m)
         if not folder.is_dir():
             verdict.eval_problems.append(f"{folder}: {NO_EVAL}")
             continue
         try:
-            rep = evalcheck.check_folder(folder, limits, None)
+            # the row's model prefix picks the threshold (a cluster eval has no --row)
+            rep = evalcheck.check_folder(folder, limits, row.get("model-prefix"))
         except InputError as exc:
             verdict.eval_problems.append(str(exc))
             continue
