@@ -142,6 +142,14 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     else:
         from infersweep.launch.localeval import EvalSim
 
+        for name in ("test.jsonl", "train.jsonl") if eval_data is not None else ():
+            if not (eval_data / name).is_file():
+                raise InputError(Diagnostic(str(eval_data / name), 0, 0,
+                                            f"--eval-data has no {name}",
+                                            "give a folder with GSM8K's test.jsonl and "
+                                            "train.jsonl, or leave --eval-data out",
+                                            "sweep-eval-data"))
+
         evals = EvalSim(accuracy=eval_accuracy, stall_rate=eval_stall_rate, data_dir=eval_data,
                         scale_down=scale_down)
         runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals), out_dir=out,
