@@ -137,12 +137,20 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
               help="Markdown summary file [default: $GITHUB_STEP_SUMMARY].")
 def check(folders, threshold_file, model_prefix, audit, summary_file):
     """Pass only if both filters meet the threshold, every request was answered with a
-    non-empty response, and re-scoring the saved samples reproduces both scores."""
+    non-empty response, and re-scoring the saved samples reproduces both scores.
+
+    FOLDERS are eval output folders, or folders with eval folders below them."""
     from infersweep.evals import check as checkmod
     from infersweep.evals import thresholds
+    from infersweep.evals.collect import find
 
     limits = thresholds.load(threshold_file)
-    reports = [checkmod.check_folder(Path(f), limits, model_prefix) for f in folders]
+    # an eval folder, or one holding eval folders below it (a run's downloaded artifacts);
+    # one with none is checked as it is, so its error says what is missing
+    found = []
+    for f in folders:
+        found += (find([f]) if Path(f).is_dir() else []) or [Path(f)]
+    reports = [checkmod.check_folder(f, limits, model_prefix) for f in found]
     if audit:
         lines = b"".join(orjson.dumps({"eval": r.folder, **row}) + b"\n"
                          for r in reports for row in r.audit)

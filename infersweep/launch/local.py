@@ -27,6 +27,7 @@ from infersweep.atomic import write_atomic
 from infersweep.diagnostics import InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
+from infersweep.launch.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
 from infersweep.launch.localrun import STATUS_FILE
 from infersweep.recipe import topology
 
@@ -185,9 +186,10 @@ class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S,
-                 time_limit: float | None = None):
+                 time_limit: float | None = None, evals: EvalSim | None = None):
         self.ready_timeout = ready_timeout
         self.time_limit = time_limit  # None: the recipe's slurm.time_limit
+        self.evals = evals if evals is not None else EvalSim()  # for rows marked run-eval
 
     def render_options(self, workdir: Path) -> RenderOptions:
         client = f"{shlex.quote(sys.executable)} -m infersweep"
@@ -211,13 +213,20 @@ class LocalExecutor(Executor):
             "bench_env": _env(recipe, bench.get("env")),
             "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,
         }
+        result_dir = workdir / RESULT_SUBDIR
+        evals = rendered.workload.eval_conc is not None
+        if evals:  # the recipe's eval step runs against the simulator's answer mode
+            test_file, train_file = self.evals.files(workdir)
+            for w in workers:
+                w["args"] += self.evals.engine_args(test_file)
+            spec["bench_env"]["INFERSWEEP_EVAL_ARGS"] = self.evals.args(workdir, test_file,
+                                                                        train_file)
         write_atomic(workdir / "recipe.yaml", rendered.text())
         write_atomic(workdir / "row.json", json.dumps(row, indent=2) + "\n")
         write_atomic(workdir / SPEC_FILE, json.dumps(spec, indent=2) + "\n")
         write_atomic(workdir / STATUS_FILE, json.dumps({"state": "PENDING",
                                                         "updated": time.time()}) + "\n")
         (workdir / CANCEL_FILE).unlink(missing_ok=True)
-        result_dir = workdir / RESULT_SUBDIR
         result_dir.mkdir(parents=True, exist_ok=True)
         with open(workdir / "job.log", "ab") as log:
             # its own session (cancel signals the whole group); it dies with this process
@@ -225,4 +234,8 @@ class LocalExecutor(Executor):
                 [sys.executable, "-m", "infersweep.launch.localrun", str(workdir / SPEC_FILE)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=_env({}), cwd=workdir, start_new_session=True)
-        return LocalJob(proc, workdir, rendered, provenance, result_dir)
+        job = LocalJob(proc, workdir, rendered, provenance, result_dir)
+        if evals:  # read by the eval step, after the throughput points
+            write_atomic(workdir / PROVENANCE_FILE,
+                         json.dumps(provenance_doc(provenance, job.job_id), indent=2) + "\n")
+        return job

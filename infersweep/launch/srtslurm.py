@@ -40,6 +40,7 @@ from infersweep.launch.slurm_state import JobStatus
 
 RESULT_DIR = "/logs/fixed-seq"  # inside the job; srtctl keeps /logs as <output_dir>/logs
 RESULT_SUBDIR = Path("logs", "fixed-seq")
+EVAL_SUBDIR = "eval"
 CANCEL_GRACE_S = 120.0  # how long a cancelled job may take to stop and write what it has
 KEPT_LOGS = ("benchmark.out",)
 
@@ -162,6 +163,8 @@ class SrtSlurmJob(Job):
             for f in sorted(src.iterdir()):
                 if f.is_file():
                     shutil.copyfile(f, dst / f.name)
+            if (src / EVAL_SUBDIR).is_dir():  # the eval step's output (rows marked run-eval)
+                shutil.copytree(src / EVAL_SUBDIR, dst / EVAL_SUBDIR, dirs_exist_ok=True)
         for name in (f"sweep_{self.job_id}.log", *KEPT_LOGS):
             if (src_logs / name).is_file():
                 shutil.copyfile(src_logs / name, self.workdir / "logs" / name)

@@ -20,6 +20,7 @@ PERCENTILE_METRICS = "ttft,tpot,itl,e2el"
 DEFAULT_CLIENT = "infersweep"
 BUNDLE_SUFFIX = ".pyz"  # the one-file client (`infersweep bench bundle`): `python3 X.pyz serve`
 DEFAULT_RESULT_DIR = "/logs/fixed-seq"
+EVAL_SUBDIR = "eval"  # the eval's output, beside the point results
 BASE_URL = "http://${SRT_FRONTEND_HOST}:${SRT_FRONTEND_PORT}"
 
 
@@ -40,6 +41,7 @@ class Workload:
     concs: tuple[int, ...]
     prompts_per_conc: int = PROMPTS_PER_CONC
     warmups_per_conc: int = WARMUPS_PER_CONC
+    eval_conc: int | None = None  # a row marked run-eval: the GSM8K eval's concurrency
 
     def points(self, name: str) -> list[Point]:
         return [Point(c, c * self.prompts_per_conc, c * self.warmups_per_conc,
@@ -54,8 +56,9 @@ def from_row(row: dict) -> Workload:
     conc = row["conc"]
     concs = tuple(conc) if isinstance(conc, list) else (conc,)
     ratio = row.get(RANGE_RATIO_FIELD, DEFAULT_RANGE_RATIO)
+    eval_conc = (row.get("eval-conc") or max(concs)) if row.get("run-eval") else None
     return Workload(model=row["model"], isl=row["isl"], osl=row["osl"],
-                    range_ratio=float(ratio), concs=concs)
+                    range_ratio=float(ratio), concs=concs, eval_conc=eval_conc)
 
 
 def _fmt(value: float) -> str:
@@ -118,5 +121,23 @@ def command(w: Workload, name: str, *, client: str = DEFAULT_CLIENT,
                 parts.append(args[i])
                 i += 1
         lines.append(" \\\n  ".join(parts) + " || rc=1")
+    if w.eval_conc is not None:
+        lines += eval_step(w, client, result_dir)
     lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
+
+
+def eval_step(w: Workload, client: str, result_dir: str) -> list[str]:
+    """The GSM8K eval after the throughput points, against the same front end, into
+    ``<result dir>/eval``. The bundled client has no evals (lm-eval is not in it), so with the
+    bundle the step runs ``infersweep`` (installed with its ``eval`` extra in the image).
+    ``$INFERSWEEP_EVAL_ARGS`` adds options where the job sets it (local data files, the row);
+    the eval's exit does not fail the job: its throughput points stand either way."""
+    words = shlex.split(client)
+    evals = DEFAULT_CLIENT if words and words[-1].endswith(BUNDLE_SUFFIX) else client
+    parts = [f"{evals} eval gsm8k", f'--base-url "{BASE_URL}"', f"--model {shlex.quote(w.model)}",
+             f"--concurrency {w.eval_conc}",
+             f"--output-dir {shlex.quote(result_dir.rstrip('/') + '/' + EVAL_SUBDIR)}",
+             "${INFERSWEEP_EVAL_ARGS:-}"]
+    return ["# GSM8K eval (the row is marked run-eval): `eval check` judges it, not this exit",
+            " \\\n  ".join(parts) + ' || echo "eval gsm8k exited $?" >&2']

@@ -55,6 +55,9 @@ def model_options(f):
                      help="GSM8K-format JSONL; answer its questions (eval mode)."),
         click.option("--eval-accuracy", type=fraction(), default=0.95, show_default=True),
         click.option("--eval-seed", type=NON_NEGATIVE_INT, default=0, show_default=True),
+        click.option("--eval-hang-rate", type=fraction(), default=0.0,
+                     help="Fraction of answers from the key whose stream stops mid-way and "
+                          "never ends (a stalled eval request)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -90,6 +93,7 @@ def _build_config(role: str, max_num_seqs: int, kw: dict):
                           fixed_ttft_ms=kw["fixed_ttft_ms"], fixed_itl_ms=kw["fixed_itl_ms"]),
         faults=FaultConfig(fail_rate=kw["fail_rate"], midstream_error_rate=kw["midstream_error_rate"],
                            drop_rate=kw["drop_rate"], hang_rate=kw["hang_rate"],
+                           eval_hang_rate=kw["eval_hang_rate"],
                            omit_usage=kw["omit_usage"], sse_comments=kw["sse_comments"],
                            crlf=kw["crlf"], seed=kw["fault_seed"]),
         answer_key=key)

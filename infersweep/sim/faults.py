@@ -18,6 +18,7 @@ class FaultConfig:
     midstream_error_rate: float = 0.0  # an error object half-way, then [DONE]
     drop_rate: float = 0.0           # connection aborted half-way
     hang_rate: float = 0.0           # stream stops half-way and never ends
+    eval_hang_rate: float = 0.0      # the same, only for questions answered from the key
     omit_usage: bool = False         # no usage object at all
     sse_comments: bool = False       # ': keep-alive' comment before every event
     crlf: bool = False               # '\r\n' line ends
@@ -76,3 +77,10 @@ def decide(cfg: FaultConfig, rid: int) -> tuple[bool, Style | None]:
             break
         x -= rate
     return False, Style(kind, cfg)
+
+
+def eval_stall(cfg: FaultConfig, rid: int) -> Style | None:
+    """A stalled stream for an eval-mode answer (``eval_hang_rate``), else None."""
+    if cfg.eval_hang_rate and random.Random(cfg.seed * 7_919 + rid).random() < cfg.eval_hang_rate:
+        return Style("hang", cfg)
+    return None

@@ -172,6 +172,8 @@ class SimServer:
             words = self.cfg.answer_key.respond(text)
             if words is not None and stop:
                 words = cut_at_stop(words, stop)
+            if words is not None and self.cfg.role != "prefill":
+                style = faults.eval_stall(self.cfg.faults, rid) or style
         if self.cfg.role == "prefill":
             mt = 1
         stream = bool(body.get("stream", False))

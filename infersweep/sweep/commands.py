@@ -11,7 +11,7 @@ import click
 
 from infersweep import ghactions
 from infersweep.atomic import write_atomic
-from infersweep.clitypes import FiniteFloat, positive_float
+from infersweep.clitypes import FiniteFloat, fraction, positive_float
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.commands import (
     catalog_from_options,
@@ -25,10 +25,10 @@ EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
 
 
-def _executor(name: str):
+def _executor(name: str, evals):
     from infersweep.launch.local import LocalExecutor
 
-    return {"local": LocalExecutor}[name]()
+    return {"local": LocalExecutor}[name](evals=evals)
 
 
 def _output_dir(output: Path | None, run_hint: str) -> Path:
@@ -95,16 +95,33 @@ def sweep():
                    "limit applies in any case).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/runtimes.yaml).")
+@click.option("--eval-accuracy", type=fraction(), default=0.96, show_default=True,
+              envvar="INFERSWEEP_EVAL_ACCURACY",
+              help="local: the share of GSM8K questions the simulator answers right "
+                   "[env INFERSWEEP_EVAL_ACCURACY].")
+@click.option("--eval-stall-rate", type=fraction(), default=0.0, show_default=True,
+              envvar="INFERSWEEP_EVAL_STALL_RATE",
+              help="local: the share of eval answers whose stream stalls (retried by the "
+                   "eval client) [env INFERSWEEP_EVAL_STALL_RATE].")
+@click.option("--eval-data", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None,
+              help="local: a folder with GSM8K's test.jsonl (also the simulator's answer key) "
+                   "and train.jsonl [default: a small set written into each job folder].")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
-            repo, **selection):
+            repo, eval_accuracy, eval_stall_rate, eval_data, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
-    Exits 0 only when every job completed and every expected point is present with
-    completed == requested; 1 otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
+    Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
+    one line saying whether the run is stageable. Exits 0 only when every job completed,
+    every expected point is present with completed == requested and every eval passes; 1
+    otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
     job is cancelled and collected first).
     """
+    from infersweep.evals import check as evalcheck
     from infersweep.launch.manifest import problems
     from infersweep.progress import StatusLines
+    from infersweep.results import check as checking
+    from infersweep.sweep.gate import judge
     from infersweep.sweep.run import Sweep, load_previous
     from infersweep.sweep.table import markdown, text_table
 
@@ -123,7 +140,19 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     if executor == "srt-slurm":
         runner = _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display)
     else:
-        runner = Sweep(pairs, repo=repo, executor=_executor(executor), out_dir=out,
+        from infersweep.launch.localeval import EvalSim
+
+        for name in ("test.jsonl", "train.jsonl") if eval_data is not None else ():
+            if not (eval_data / name).is_file():
+                raise InputError(Diagnostic(str(eval_data / name), 0, 0,
+                                            f"--eval-data has no {name}",
+                                            "give a folder with GSM8K's test.jsonl and "
+                                            "train.jsonl, or leave --eval-data out",
+                                            "sweep-eval-data"))
+
+        evals = EvalSim(accuracy=eval_accuracy, stall_rate=eval_stall_rate, data_dir=eval_data,
+                        scale_down=scale_down)
+        runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals), out_dir=out,
                        scale_down=scale_down, previous=prior, timeout=timeout, display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
@@ -140,8 +169,18 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     for line in issues:
         click.echo(f"error: {line}", err=True)
     click.echo(f"manifests: {out}/*/*/manifest.json", err=True)
+    verdict = judge(out, [(p.workdir, p.row, m) for p, m in zip(runner.plans, found,
+                                                                    strict=False)],
+                    repo=repo, srt_slurm_commit=runner.srt_slurm_commit)
+    for problem in verdict.problems:
+        click.echo(f"error: results check: {problem}", err=True)
+    for problem in verdict.eval_problems:
+        click.echo(f"error: eval check: {problem}", err=True)
+    ghactions.add_summary(checking.markdown_summary(verdict.problems, verdict.counts)
+                          + (evalcheck.markdown(verdict.evals) if verdict.evals else ""))
+    click.echo(verdict.line())
     if stopped is not None:
         click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)
         sys.exit(128 + stopped)
-    if issues:
+    if issues or not verdict.stageable:
         sys.exit(1)

@@ -9,6 +9,7 @@ so that each expected point is accounted for.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -26,6 +27,7 @@ from infersweep.progress import StatusLines
 from infersweep.recipe.render import Rendered, render_row
 from infersweep.sweep.scale import scale
 
+EVAL_DIR = "eval"  # a row's eval output, beside its point results
 SHA = re.compile(r"[0-9a-f]{40}")
 NOT_RUN_RESULTS = Path("logs", "fixed-seq")  # result dir named by a manifest of a row not run
 
@@ -85,6 +87,20 @@ def _atom_revision(row: dict) -> str | None:
     router = row.get("router") or {}
     version = str(router.get("version") or "")
     return version if router.get("name") == "atomesh" and SHA.fullmatch(version) else None
+
+
+def eval_entry(folder: Path, manifest_dir: Path) -> dict:
+    """What the manifest says of a row's eval: where it is and, when it finished, its scores."""
+    entry = {"dir": os.path.relpath(folder, manifest_dir), "status": "missing"}
+    try:
+        data = json.loads((folder / "eval.json").read_text())
+        scores = {f: float(v["exact_match"]) for f, v in data["scores"].items()}
+        requests = data.get("requests") or {}
+        entry.update(status="present", scores=scores, **{"n-samples": int(data["n-samples"])},
+                     retries=requests.get("retries"), failed=requests.get("failed"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return entry
 
 
 def _slug(text: str) -> str:
@@ -183,6 +199,8 @@ class Sweep:
         if carried:
             manifest["points"] = sorted(manifest["points"] + carried, key=lambda e: e["conc"])
             manifest["complete"] = not manifests.problems(manifest)
+        if plan.row.get("run-eval"):
+            manifest["eval"] = eval_entry(result_dir / EVAL_DIR, plan.workdir)
         manifests.write(plan.workdir / manifests.FILENAME, manifest)
         return manifest
 

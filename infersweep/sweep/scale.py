@@ -37,7 +37,8 @@ def scale(rendered: Rendered, factor: float, *, client: str, result_dir: str) ->
     scaled = ScaledWorkload(model=w.model, isl=max(1, round(w.isl / factor)),
                             osl=max(MIN_OSL, round(w.osl / factor)), range_ratio=w.range_ratio,
                             concs=w.concs, prompts_per_conc=w.prompts_per_conc,
-                            warmups_per_conc=w.warmups_per_conc, scale_down=factor)
+                            warmups_per_conc=w.warmups_per_conc, eval_conc=w.eval_conc,
+                            scale_down=factor)
     recipe = copy.deepcopy(rendered.recipe)
     recipe["benchmark"]["command"] = workload.command(scaled, rendered.name, client=client,
                                                       result_dir=result_dir)

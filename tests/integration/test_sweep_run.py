@@ -59,7 +59,7 @@ def test_seed_sweep_runs_all_eleven_points(tmp_path):
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
     env.pop("GITHUB_RUN_ID", None)
     # a relative --output, as `make run` passes none (results/... under the working folder)
-    cmd = sweep_cmd(Path("out"), "--scale-down", "20")
+    cmd = sweep_cmd(Path("out"), "--scale-down", "20", "--no-evals")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env,
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -82,7 +82,8 @@ def test_seed_sweep_runs_all_eleven_points(tmp_path):
     recipe = (out / KEY / ONE / "recipe.yaml").read_text()
     assert recipe.count("bench serve") == 6 and "--max-concurrency 128" in recipe
     lines = proc.stdout.splitlines()
-    assert lines[-1] == "11 of 11 point(s) present"
+    assert lines[-2] == "11 of 11 point(s) present"
+    assert lines[-1] == "stageable: yes — 11/11 points, no evals asked for"
     assert sum(1 for line in lines if line.startswith(KEY)) == 11
     assert "| dsv4-fp4-mi355x-atom-disagg" in summary.read_text()
     assert owned_processes(out) == []
@@ -104,7 +105,8 @@ def _wait_for(predicate, timeout: float, proc) -> None:
 def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_path, sig):
     out = tmp_path / "first"
     first_point = out / KEY / ONE / "logs" / "fixed-seq" / f"{ONE}-c4.json"
-    proc = subprocess.Popen(sweep_cmd(out, "--scale-down", "10", "--conc", "4", "128", "256"),
+    proc = subprocess.Popen(sweep_cmd(out, "--scale-down", "10", "--conc", "4", "128", "256",
+                                      "--no-evals"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(first_point.is_file, 180, proc)
@@ -131,6 +133,7 @@ def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_p
 
     again = tmp_path / "second"
     proc = subprocess.run(sweep_cmd(again, "--scale-down", "10", "--conc", "4", "128", "256",
+                                    "--no-evals",
                                     "--previous-manifest", str(out)),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -146,7 +149,7 @@ def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_p
 
 def test_a_missing_point_fails_the_sweep(tmp_path):
     out = tmp_path / "out"
-    proc = subprocess.run(sweep_cmd(out, "--scale-down", "10", "--conc", "2048",
+    proc = subprocess.run(sweep_cmd(out, "--scale-down", "10", "--conc", "2048", "--no-evals",
                                     "--timeout", "3"),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -160,6 +163,8 @@ def test_a_missing_point_fails_the_sweep(tmp_path):
     assert (f"error: {KEY} {TWO} (job {m['provenance']['job-id']}): point c=2048 "
             f"{point['status']}: ") in proc.stderr
     assert "0 of 1 point(s) present" in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("stageable: no — 1 point ")
+    assert "(c=2048)" in proc.stdout.splitlines()[-1]
     assert owned_processes(out) == []
 
 

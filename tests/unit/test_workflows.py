@@ -233,3 +233,43 @@ def test_launcher_scripts_are_a_few_lines_calling_infersweep_launch():
         code = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
         assert code[-1] == f'exec infersweep launch --fleet {fleet} "$@"'
         assert len(code) <= 3
+
+
+@pytest.mark.parametrize("name", ["benchmark-single-node.yml", "benchmark-multinode.yml"])
+def test_templates_upload_processed_rows_and_evals_under_stable_names(name):
+    steps = _load(name)["jobs"]["benchmark"]["steps"]
+    names = [s.get("name") for s in steps]
+    process = _step({"steps": steps}, lambda s: s.get("name") == "Process results")
+    assert process["if"] == "always()"
+    assert process["run"] == ("infersweep results process results --allow-incomplete "
+                              "--output processed")
+    assert names.index("Launch") < names.index("Process results")
+    rows = _step({"steps": steps}, lambda s: s.get("name") == "Upload processed rows")
+    evals = _step({"steps": steps}, lambda s: s.get("name") == "Upload eval results")
+    assert names.index("Process results") < names.index("Upload processed rows")
+    for upload, prefix, path in ((rows, "rows", "processed"), (evals, "eval", "results/**/eval/")):
+        assert upload["if"] == "always()"
+        assert re.fullmatch(r"actions/upload-artifact@[0-9a-f]{40}", upload["uses"])
+        # by row id and attempt: the same row has the same name in every run of the sweep
+        assert upload["with"]["name"] == (f"{prefix}_${{{{ inputs.row-id }}}}_"
+                                          "${{ github.run_attempt }}")
+        assert upload["with"]["path"] == path
+
+
+def test_collect_job_collects_checks_and_checks_evals():
+    steps = _load("run-sweep.yml")["jobs"]["collect"]["steps"]
+    patterns = {s["with"].get("pattern"): s["with"]["path"] for s in steps
+                if s.get("uses", "").startswith("actions/download-artifact@")
+                and "pattern" in s.get("with", {})}
+    assert patterns == {"bmk_*": "results", "rows_*": "rows", "eval_*": "evals"}
+    runs = [s["run"] for s in steps if "run" in s]
+    order = [next(i for i, r in enumerate(runs) if r.startswith(cmd)) for cmd in (
+        "infersweep results collect results rows", "infersweep results check results",
+        "infersweep eval collect evals", "infersweep eval check evals")]
+    assert order == sorted(order)
+    assert "--output-format github" in next(r for r in runs
+                                            if r.startswith("infersweep results check"))
+    evals = [s for s in steps if s.get("run", "").startswith("infersweep eval ")]
+    assert all("hashFiles('evals/**/eval.json')" in s["if"] for s in evals)
+    upload = steps[-1]
+    assert upload["with"]["name"] == "results_bmk" and "aggregate" in upload["with"]["path"]
