@@ -236,6 +236,18 @@ def test_launcher_scripts_are_a_few_lines_calling_infersweep_launch():
 
 
 @pytest.mark.parametrize("name", ["benchmark-single-node.yml", "benchmark-multinode.yml"])
+def test_every_upload_is_named_by_row_id_and_attempt(name):
+    """A called workflow has no matrix of its own (strategy.job-index is 0 in every row's
+    job): only the row id keeps two rows' artifacts apart."""
+    steps = _load(name)["jobs"]["benchmark"]["steps"]
+    uploads = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert len(uploads) >= 4
+    for upload in uploads:
+        assert re.fullmatch(r"[a-z]+_\$\{\{ inputs\.row-id \}\}_\$\{\{ github\.run_attempt \}\}",
+                            upload["with"]["name"]), upload["with"]["name"]
+
+
+@pytest.mark.parametrize("name", ["benchmark-single-node.yml", "benchmark-multinode.yml"])
 def test_templates_upload_processed_rows_and_evals_under_stable_names(name):
     steps = _load(name)["jobs"]["benchmark"]["steps"]
     names = [s.get("name") for s in steps]
