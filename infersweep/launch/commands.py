@@ -49,17 +49,15 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
     130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
     """
-    from infersweep import ghactions
-    from infersweep.atomic import write_atomic
     from infersweep.launch import launcher
     from infersweep.launch.apply import SubmitError
     from infersweep.launch.checkout import CheckoutError
     from infersweep.launch.executor import JobState
-    from infersweep.launch.manifest import FILENAME, problems
+    from infersweep.launch.manifest import FILENAME
     from infersweep.progress import StatusLines
     from infersweep.sweep.commands import _output_dir
     from infersweep.sweep.run import load_previous
-    from infersweep.sweep.table import markdown, text_table
+    from infersweep.sweep.table import report
 
     t_start = time.monotonic()
     environ = dict(os.environ)
@@ -99,13 +97,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
         say(f"error: {exc.diagnostics[0]}")
     finally:
         display.close()
-    click.echo(text_table(found))
-    summary = markdown(found, title=f"Launch {tag.name}")
-    write_atomic(out / "summary.md", summary)
-    ghactions.add_summary(summary)
-    issues = [line for m in found for line in problems(m)]
-    for line in issues:
-        click.echo(f"error: {line}", err=True)
+    issues = report(found, out, title=f"Launch {tag.name}")
     click.echo(f"manifest: {plan.workdir / FILENAME}", err=True)
     if stopped is not None:
         click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)

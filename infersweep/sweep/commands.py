@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from infersweep import ghactions
-from infersweep.atomic import write_atomic
 from infersweep.clitypes import FiniteFloat, fraction, positive_float
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.commands import (
@@ -118,12 +117,11 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     job is cancelled and collected first).
     """
     from infersweep.evals import check as evalcheck
-    from infersweep.launch.manifest import problems
     from infersweep.progress import StatusLines
     from infersweep.results import check as checking
     from infersweep.sweep.gate import judge
     from infersweep.sweep.run import Sweep, load_previous
-    from infersweep.sweep.table import markdown, text_table
+    from infersweep.sweep.table import report
 
     catalog = catalog_from_options(config_files, runner_config)
     pairs = generate_keyed(catalog, test_config_selection(**selection))
@@ -161,13 +159,7 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
         found, stopped = runner.run()
     finally:
         display.close()
-    click.echo(text_table(found))
-    summary = markdown(found, title=f"Sweep {runner.run_id} (attempt {runner.attempt})")
-    write_atomic(out / "summary.md", summary)
-    ghactions.add_summary(summary)
-    issues = [line for m in found for line in problems(m)]
-    for line in issues:
-        click.echo(f"error: {line}", err=True)
+    issues = report(found, out, title=f"Sweep {runner.run_id} (attempt {runner.attempt})")
     click.echo(f"manifests: {out}/*/*/manifest.json", err=True)
     verdict = judge(out, [(p.workdir, p.row, m) for p, m in zip(runner.plans, found,
                                                                     strict=False)],

@@ -56,3 +56,21 @@ def markdown(found: list[dict], *, title: str = "Sweep results") -> str:
     if problems:
         parts += ["", "**Problems**", ""] + [f"- {line}" for line in problems]
     return "\n".join(parts) + "\n"
+
+
+def report(found: list[dict], out, *, title: str) -> list[str]:
+    """Print the table of every point, write it as ``out/summary.md`` and the step summary,
+    print each problem as an ``error:`` line; the problems, for the exit code."""
+    import click
+
+    from infersweep import ghactions
+    from infersweep.atomic import write_atomic
+
+    click.echo(text_table(found))
+    summary = markdown(found, title=title)
+    write_atomic(out / "summary.md", summary)
+    ghactions.add_summary(summary)
+    issues = [line for m in found for line in manifests.problems(m)]
+    for line in issues:
+        click.echo(f"error: {line}", err=True)
+    return issues
