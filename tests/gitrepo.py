@@ -7,6 +7,15 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
 
+# A changelog entry a pull request appends to the frozen changelog (for the gate's tests).
+APPENDED_ENTRY = """
+- config-keys:
+    - dsv4-fp4-mi355x-atom-disagg
+  description:
+    - "Re-run the disaggregated configuration."
+  pr-link: XXX
+"""
+
 
 def frozen_base_files() -> dict[str, str]:
     """The frozen catalog (tests/data/catalog) and changelog (tests/data/changelog-base) as

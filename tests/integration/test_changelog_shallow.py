@@ -16,18 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import APPENDED_ENTRY as ENTRY
 from tests.gitrepo import GitRepo, frozen_base_files
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-ENTRY = """
-- config-keys:
-    - dsv4-fp4-mi355x-atom-disagg
-  description:
-    - "Re-run the disaggregated configuration."
-  pr-link: XXX
-"""
 
 
 def git(cwd: Path, *args: str) -> str:

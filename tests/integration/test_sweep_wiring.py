@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.gitrepo import APPENDED_ENTRY as ENTRY
 from tests.gitrepo import GitRepo, frozen_base_files
 from tests.unit.test_policy_commands import parse_github_output
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-ENTRY = """
-- config-keys:
-    - dsv4-fp4-mi355x-atom-disagg
-  description:
-    - "Re-run the disaggregated configuration."
-  pr-link: XXX
-"""
 
 
 @pytest.fixture(params=["full", "one-commit"])
