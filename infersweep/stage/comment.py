@@ -30,8 +30,8 @@ class Parsed:
     problem: str = ""         # why a usage error is one
 
 
-def _why(rest: str) -> str:
-    rest = rest.strip(ASCII_SPACE)
+def _why(raw: str) -> str:
+    rest = raw.strip(ASCII_SPACE)
     if not rest:
         return "the command must stand alone"
     if any(ch.isdigit() and not ("0" <= ch <= "9") for ch in rest):
@@ -43,6 +43,8 @@ def _why(rest: str) -> str:
     words = rest.split()
     if len(words) > 1:
         return "only one run id may follow the command"
+    if any(ch in "\r\n\f\v" for ch in raw):
+        return "the command and the run id must be on one line"
     if not words[0].isdigit():
         return f"'{words[0][:40]}' is not a run id (digits only)"
     return f"'{words[0][:40]}' is not a run id (a positive number without leading zeros)"
@@ -58,7 +60,7 @@ def parse(body: str | None) -> Parsed:
     rest = text[len(COMMAND):]
     if text[:len(COMMAND)] != COMMAND:
         return Parsed(USAGE_ERROR, problem="the command is written in lower case")
-    if rest and rest[0] not in " \t" and rest[0].isascii():
+    if rest and rest[0] not in ASCII_SPACE and rest[0].isascii():
         return Parsed(USAGE_ERROR, problem=f"'{(COMMAND + rest.split()[0])[:60]}' is not the "
                                            "command")
     return Parsed(USAGE_ERROR, problem=_why(rest))
