@@ -45,6 +45,13 @@ def label_problem(labels: Iterable[str]) -> str | None:
     return None
 
 
+def label_todo() -> str:
+    full = ", ".join(f"`{n}`" for n in stageable_labels())
+    blocking = " or ".join(f"`{n}`" for n in sorted(policy_labels.NOT_STAGEABLE_MODIFIERS))
+    return (f"Label it with one of {full} (and neither {blocking}), wait for the sweep that "
+            "starts, then comment `/stage-results` again.")
+
+
 def fork_of(pr: dict) -> str | None:
     """The fork a pull request comes from (None: the same repository)."""
     head_repo = (pr.get("head") or {}).get("repo")

@@ -284,8 +284,7 @@ class Stager:
         current = [lb.get("name") for lb in pr.get("labels") or [] if isinstance(lb, dict)]
         why = authorize.label_problem(current)
         if why:
-            raise Refused(f"this pull request {why}.", "Add one, wait for the sweep it "
-                          "starts, then comment `/stage-results` again.")
+            raise Refused(f"this pull request {why}.", authorize.label_todo())
         commits = set(self.gh.pull_commits(req.number))
         timeline = self.gh.timeline(req.number)
         check = {"repository": self.settings.repository, "commits": commits,

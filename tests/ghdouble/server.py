@@ -42,6 +42,7 @@ class State:
     artifacts: dict[int, list[dict]] = field(default_factory=dict)   # run id -> artifacts
     blobs: dict[int, bytes] = field(default_factory=dict)            # artifact id -> zip
     comments: dict[int, dict] = field(default_factory=dict)
+    gone: set[int] = field(default_factory=set)   # artifacts that expire after being listed
     log: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, auth
     storage_log: list[tuple[str, str | None]] = field(default_factory=list)
     next_id: int = 9000
@@ -380,7 +381,7 @@ def _api_handler(double: GitHubDouble):
                             if a["id"] == int(m[1])), None)
                 if art is None or m[2] != "zip":
                     return (*_not_found(), {})
-                if art["expired"]:
+                if art["expired"] or art["id"] in st.gone:
                     return 410, {"message": "Artifact has expired", "documentation_url": DOCS,
                                  "status": "410"}, {}
                 sig = secrets.token_hex(8)
