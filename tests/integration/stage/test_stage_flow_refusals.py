@@ -204,6 +204,8 @@ def test_an_unsafe_zip_is_refused_and_nothing_leaves_the_folder(gh, tmp_path, ru
                              extra=("--workdir", workdir)),
                     gh, fragment, acknowledged=True, tmp_path=tmp_path)
     assert "was not unpacked" in body
+    # the zip came from blob storage, which never saw the API token
+    assert gh.state.storage_log and all(auth is None for _, auth in gh.state.storage_log)
     assert not (workdir / "results_bmk").exists()
     assert not (tmp_path / "outside.json").exists()
 
@@ -258,3 +260,45 @@ def test_a_run_marked_run_eval_without_its_eval_is_refused(gh, tmp_path, run_cli
                          "sweep-rows": sr.rows_zip([s.row])})
     _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
              "is marked run-eval and has no eval", acknowledged=True, tmp_path=tmp_path)
+
+
+def test_commits_and_timeline_are_read_past_their_first_page(gh, tmp_path, run_cli):
+    """The head is the 160th commit (page 2 of 100) and the label event comes after 250
+    comments (page 3): the run still validates, and staging goes on to its artifacts."""
+    many = [f"{i:040x}" for i in range(159)] + [sr.HEAD]
+    gh.add_pull(sr.PR, head_sha=sr.HEAD, commits=many, labels=[sr.FULL],
+                label_events=[("labeled", sr.FULL, sr.LABELED_AT)])
+    gh.add_comment_events(sr.PR, 250)
+    gh.state.permissions["maya"] = "admin"
+    gh.add_run(sr.RUN, head_sha=sr.HEAD, created_at=sr.CREATED)
+    _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
+             "has no `changelog-metadata` artifact", acknowledged=True, tmp_path=tmp_path)
+    pages = [p for m, p, _ in gh.state.log if "/commits" in p or "/timeline" in p]
+    assert any("/commits" in p and "page=2" in p for p in pages)
+    assert any("/timeline" in p and "page=3" in p for p in pages)
+
+
+def test_the_command_reads_everything_from_the_actions_environment(gh, tmp_path):
+    """As the workflow runs it: a child process with only GitHub Actions' variables."""
+    import os
+    import subprocess
+    import sys
+
+    sr.sweep(gh, tmp_path).add_run()
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(gh.event(sr.PR, "wendy", "/stage-results 12 13")))
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INFERSWEEP_"))}
+    env.update(GITHUB_EVENT_PATH=str(event), GITHUB_EVENT_NAME="issue_comment",
+               GITHUB_REPOSITORY=gh.state.repository, GITHUB_API_URL=gh.url,
+               GITHUB_TOKEN="test-token", GITHUB_STEP_SUMMARY=str(summary),
+               GITHUB_OUTPUT=str(output), INFERSWEEP_DB_URL=f"sqlite:///{tmp_path / 's.db'}")
+    proc = subprocess.run([sys.executable, "-m", "infersweep", "stage"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    note = _reply(gh)
+    assert note["body"].startswith("@wendy only one run id may follow the command")
+    assert "Outcome: **refused**" in summary.read_text()
+    assert "staged=false" in output.read_text()
+    assert all(auth == "token test-token" for _, _, auth in gh.state.log)
