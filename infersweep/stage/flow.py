@@ -145,13 +145,14 @@ class Backend:
             self._store = open_store(self.settings.db_url)
         return self._store
 
-    def record(self, outcome: Outcome, actor: str, comment_url: str | None) -> None:
-        """A staging event for every outcome; a store that cannot take it is only a warning
-        here (the reply has been given, and a failed ingest already says so)."""
+    def record(self, outcome: Outcome, req: Request) -> None:
+        """A staging event for every outcome, under the run's id (``pr-<number>`` when no run
+        was named or found); a store that cannot take it is only a warning here (the reply
+        has been given, and a failed ingest already says so)."""
+        run_id = str(outcome.run_id) if outcome.run_id else f"pr-{req.number}"
         try:
-            self.store().record_event(None if outcome.run_id is None else str(outcome.run_id),
-                                      outcome.attempt, actor, outcome.status,
-                                      outcome.detail[:2000], comment_url=comment_url)
+            self.store().record_event(run_id, outcome.attempt, req.actor, outcome.status,
+                                      outcome.detail[:2000], comment_url=req.comment_url or None)
         except Exception as exc:  # noqa: BLE001 - the outcome stands whatever the store says
             print(f"warning: the staging event was not recorded: {exc}", file=sys.stderr)
 
@@ -255,12 +256,14 @@ class Stager:
             out = result
         if cand is not None:
             out.run_id, out.attempt = cand.run_id, cand.attempt
+        elif parsed.kind == comment.STAGE:
+            out.run_id = parsed.run_id  # the run asked for, even when it was refused
         try:
             out.comment_id = self._say(req, out.reply)
         except GitHubError as exc:
             print(f"error: the reply was not posted: {exc}", file=sys.stderr)
             out.exit_code = 1
-        self.backend.record(out, req.actor, req.comment_url or None)
+        self.backend.record(out, req)
         return out
 
     def _authorise_and_find(self, req: Request, run_id: int | None) -> runs.Candidate:
@@ -376,7 +379,8 @@ class Stager:
                               "re-run the sweep and stage the new run.") from None
             folders[name] = target
         rows = gates.matrix_rows(folders.get(ROWS_ARTIFACT))
-        verdict = gates.judge(folders[RESULTS_ARTIFACT], rows, self.settings.thresholds)
+        verdict = gates.judge(folders[RESULTS_ARTIFACT], rows, self.settings.thresholds,
+                              str(cand.run_id))
         if not verdict.passed:
             raise Refused(f"run {cand.run_id} is not stageable ({verdict.line()}), "
                           f"{len(verdict.problems)} problem(s):\n\n" + _bullets(verdict.problems),

@@ -48,7 +48,10 @@ def matrix_rows(rows_dir: Path | None) -> list[dict] | None:
     return _matrix_rows(Path(rows_dir) / ROWS_FILE)
 
 
-def judge(bmk_dir: Path, rows: list[dict] | None, thresholds_file: Path) -> GateResult:
+def judge(bmk_dir: Path, rows: list[dict] | None, thresholds_file: Path,
+          run_id: str | None = None) -> GateResult:
+    """Both gates on an unpacked ``results_bmk``; with ``run_id``, every row must say it was
+    measured by that run (an artifact holding another run's rows is not this run's)."""
     out = GateResult()
     agg_path = Path(bmk_dir) / AGGREGATE
     if not agg_path.is_file():
@@ -64,6 +67,11 @@ def judge(bmk_dir: Path, rows: list[dict] | None, thresholds_file: Path) -> Gate
     problems, counts = checking.check(agg, errors=g.errors, matrix_rows=rows)
     out.counts = counts
     out.problems += [f"results check: {p}" for p in problems]
+    if run_id is not None:
+        others = sorted({str(r.get("run_id")) for r in agg["rows"]} - {run_id})
+        if others:
+            out.problems.append(f"the aggregate holds rows of run {', '.join(others)[:200]}, "
+                                f"not of run {run_id}")
     _evals(Path(bmk_dir) / EVALS, rows, thresholds_file, out)
     return out
 

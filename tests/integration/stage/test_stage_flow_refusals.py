@@ -302,3 +302,13 @@ def test_the_command_reads_everything_from_the_actions_environment(gh, tmp_path)
     assert "Outcome: **refused**" in summary.read_text()
     assert "staged=false" in output.read_text()
     assert all(auth == "token test-token" for _, _, auth in gh.state.log)
+
+
+def test_an_artifact_holding_another_runs_rows_is_refused(gh, tmp_path, run_cli):
+    s = sr.sweep(gh, tmp_path)
+    s.add_run(artifacts={"results_bmk": sr.results_bmk(tmp_path, s.row, run_id="111"),
+                         "changelog-metadata": sr.changelog_zip(),
+                         "sweep-rows": sr.rows_zip([s.row])})
+    _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
+             "the aggregate holds rows of run 111, not of run 33825304569", acknowledged=True,
+             tmp_path=tmp_path)
