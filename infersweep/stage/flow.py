@@ -26,7 +26,6 @@ from __future__ import annotations
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from infersweep.diagnostics import InputError
@@ -42,6 +41,7 @@ MAX_BODY = 60_000          # GitHub refuses comments above 65,536 characters
 MAX_LISTED = 20            # problems listed in a reply
 
 IGNORED, REFUSED, FAILED, STAGED = "ignored", "refused", "failed", "staged"
+SITE_URL_ENV = "INFERSWEEP_SITE_URL"
 
 
 class Refused(Exception):
@@ -157,7 +157,8 @@ class Backend:
             print(f"warning: the staging event was not recorded: {exc}", file=sys.stderr)
 
     def stage(self, cand: runs.Candidate, run_dir: Path, pr_number: int) -> dict:
-        """Ingest (one transaction), compare, rebuild the report; what the reply shows."""
+        """Ingest (one transaction), compare, rebuild the report; what the reply shows.
+        Anything failing after the ingest committed raises :class:`AfterIngest`."""
         from infersweep.stage import store as storemod
 
         points, evals, changelog = storemod.load_run_dir(run_dir)
@@ -168,20 +169,26 @@ class Backend:
             pr_number=pr_number, labels=cand.labels, url=cand.url, changelog=changelog,
             workflow=runs.WORKFLOW_PATH)
         summary = self.store().ingest(info, points, evals)
+        try:
+            comparison = self.comparison(str(cand.run_id), points)
+            page = self.report(str(cand.run_id), cand.attempt)
+        except Exception as exc:  # noqa: BLE001 - the ingest stands; the reply must say so
+            if _debug():
+                raise
+            raise AfterIngest(summary, exc) from None
         return {"summary": summary, "points": points, "evals": evals,
-                "comparison": self.comparison(str(cand.run_id), points),
-                "page": self.report(str(cand.run_id))}
+                "comparison": comparison, "page": page}
 
     def comparison(self, run_id: str, points: list[dict]) -> str:
+        """Per config, a `results compare` table against the newest other staged run."""
         from infersweep.results import compare
 
         store = self.store()
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         limits = {m: d for m, (_, _, d) in compare.METRICS.items()}
         parts = []
         for key in sorted({p["config_key"] for p in points}):
             mine = [p for p in points if p["config_key"] == key]
-            prev = store.previous_run(key, run_id, now)
+            prev = store.previous_run(key, run_id, None)
             if prev is None:
                 parts.append(f"**{key}**: the first staged run of this config, nothing to "
                              "compare with.")
@@ -190,21 +197,36 @@ class Backend:
             changes, only_base, only_new = compare.compare({"rows": base}, {"rows": mine})
             table, regressions = compare.markdown(changes, only_base, only_new, limits)
             flag = f" — **{regressions} regression(s)**" if regressions else ""
-            parts.append(f"**{key}** against run [{prev.label}]({prev.url or ''}){flag}\n\n"
-                         + table)
+            against = f"[{prev.label}]({prev.url})" if prev.url else prev.label
+            parts.append(f"**{key}** against run {against}{flag}\n\n{table}")
         return "\n\n".join(parts)
 
-    def report(self, run_id: str) -> str:
-        """Rebuild the site; the staged run's page, as a link when the site URL is known."""
+    def report(self, run_id: str, attempt: int) -> str:
+        """Rebuild the whole site from the store; the staged run's page, as a link under
+        the site URL when there is one."""
         from infersweep import report
+        from infersweep.evals import thresholds
 
-        store = self.store()
-        built = report.build(store.staged_runs(), self.settings.site_dir)
-        page = report.run_page(run_id) if hasattr(report, "run_page") else f"runs/{run_id}.html"
-        del built
+        staged = self.store().staged_runs()
+        limits = (thresholds.load(str(self.settings.thresholds))
+                  if Path(self.settings.thresholds).is_file() else None)
+        report.build(staged, self.settings.site_dir, thresholds=limits)
+        mine = next((r for r in staged if r.run_id == run_id and r.attempt == attempt), None)
+        if mine is None:
+            raise RuntimeError(f"run {run_id} attempt {attempt} is not in the store after "
+                               "its ingest")
+        page = report.run_page_path(mine)
         if self.settings.site_url:
             return self.settings.site_url.rstrip("/") + "/" + page
-        return f"`{page}` in the published site"
+        return f"`{page}` in the report (set {SITE_URL_ENV} to link it)"
+
+
+class AfterIngest(Exception):
+    """The run was stored, then something after the ingest failed."""
+
+    def __init__(self, summary, cause: Exception):
+        self.summary, self.cause = summary, cause
+        super().__init__(f"{type(cause).__name__}: {cause}")
 
 
 class Stager:
@@ -245,6 +267,11 @@ class Stager:
             text = ("staging failed, nothing was stored:\n\n" + _bullets(lines)
                     + "\n\nRe-run the sweep if its artifacts are broken, then stage the new run.")
             out = Outcome(FAILED, 1, text, detail="; ".join(lines))
+        except AfterIngest as exc:
+            text = (f"run {cand.run_id} was stored ({exc.summary.line}), but then "
+                    f"{str(exc)[:300]}. Comment the same command again: staging a run again "
+                    "updates its rows and rebuilds the report.")
+            out = Outcome(FAILED, 1, text, detail=f"stored; then {exc}"[:2000])
         except Exception as exc:  # noqa: BLE001 - a promise in the thread must be kept
             if _debug():
                 raise

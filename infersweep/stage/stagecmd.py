@@ -10,9 +10,9 @@ import orjson
 
 from infersweep import ghactions
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.stage.flow import SITE_URL_ENV
 
 TOKEN_ENV = "GITHUB_TOKEN"
-SITE_URL_ENV = "INFERSWEEP_SITE_URL"
 
 
 def _load_event(path: str | None) -> dict:
