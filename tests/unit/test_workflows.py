@@ -305,6 +305,8 @@ def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():
     checkout = _step(job, lambda s: s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] == "false"
     assert "ref" not in checkout["with"]  # the default branch, never the pull request's head
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    assert runs.index("infersweep store migrate") < runs.index("infersweep stage --site-dir site")
     stage = _step(job, lambda s: s.get("id") == "stage")
     assert stage["run"] == "infersweep stage --site-dir site"
     assert stage["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
