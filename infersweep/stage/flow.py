@@ -145,14 +145,14 @@ class Backend:
             self._store = open_store(self.settings.db_url)
         return self._store
 
-    def record(self, outcome: Outcome, req: Request) -> None:
+    def record(self, outcome: Outcome, req: Request, comment_url: str | None) -> None:
         """A staging event for every outcome, under the run's id (``pr-<number>`` when no run
-        was named or found); a store that cannot take it is only a warning here (the reply
-        has been given, and a failed ingest already says so)."""
+        was named or found) with the reply's link; a store that cannot take it is only a
+        warning here (the reply has been given, and a failed ingest already says so)."""
         run_id = str(outcome.run_id) if outcome.run_id else f"pr-{req.number}"
         try:
             self.store().record_event(run_id, outcome.attempt, req.actor, outcome.status,
-                                      outcome.detail[:2000], comment_url=req.comment_url or None)
+                                      outcome.detail[:2000], comment_url=comment_url)
         except Exception as exc:  # noqa: BLE001 - the outcome stands whatever the store says
             print(f"warning: the staging event was not recorded: {exc}", file=sys.stderr)
 
@@ -234,14 +234,18 @@ class Stager:
         self.gh, self.settings = gh, settings
         self.backend = backend or Backend(settings)
         self.ack_id: int | None = None
+        self.reply_url: str | None = None
 
     # -- replies ----------------------------------------------------------------------------
-    def _say(self, req: Request, text: str) -> int | None:
+    def _say(self, req: Request, text: str) -> int:
+        """Post ``text`` to the commenter, or edit the acknowledgement once there is one."""
         body = _fit(f"@{req.actor} {text}")
         if self.ack_id is not None:
-            self.gh.update_comment(self.ack_id, body)
-            return self.ack_id
-        return int(self.gh.create_comment(req.number, body)["id"])
+            note = self.gh.update_comment(self.ack_id, body)
+        else:
+            note = self.gh.create_comment(req.number, body)
+        self.reply_url = str(note.get("html_url") or "") or None
+        return int(note["id"])
 
     # -- the steps --------------------------------------------------------------------------
     def run(self, req: Request) -> Outcome:
@@ -290,7 +294,7 @@ class Stager:
         except GitHubError as exc:
             print(f"error: the reply was not posted: {exc}", file=sys.stderr)
             out.exit_code = 1
-        self.backend.record(out, req)
+        self.backend.record(out, req, self.reply_url or req.comment_url or None)
         return out
 
     def _authorise_and_find(self, req: Request, run_id: int | None) -> runs.Candidate:

@@ -122,6 +122,7 @@ class GitHubDouble:
         """A pull request (and its issue); ``label_events``: (event, label, created_at)."""
         issue = self.add_issue(number, author=author, labels=labels)
         base = f"https://github.com/{self.state.repository}/pull/{number}"
+        issue["html_url"] = base  # a pull request's issue links to the pull request
         issue["pull_request"] = {"url": f"{self.url}/repos/{self.state.repository}/pulls/"
                                         f"{number}", "html_url": base,
                                  "diff_url": base + ".diff", "patch_url": base + ".patch",

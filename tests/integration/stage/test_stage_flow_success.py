@@ -112,3 +112,34 @@ def test_a_later_sweep_is_compared_with_the_earlier_one(gh, tmp_path, run_cli, s
     assert (tmp_path / "site" / "runs" / f"{SECOND}-2.html").is_file()
     assert (tmp_path / "site" / "runs" / f"{sr.RUN}-1.html").is_file()  # earlier runs stay
     assert len(_points(store_url, sr.RUN)) == 2  # the first run's rows are untouched
+
+
+def test_an_unreachable_store_is_a_reply_and_nothing_is_published(gh, tmp_path, run_cli):
+    sr.sweep(gh, tmp_path).add_run()
+    code, out, err = _stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}",
+                            "postgresql+psycopg://stager:pw@127.0.0.1:9/results")
+    assert code == 1, out + err
+    (note,) = gh.comments_on(sr.PR)
+    assert note["edits"] == 1
+    assert note["body"].startswith("@maya staging failed, nothing was stored:")
+    assert "Outcome: **failed**" in (tmp_path / "summary.md").read_text()
+    assert not (tmp_path / "site").exists()
+
+
+def test_refusals_are_recorded_as_staging_events(gh, tmp_path, run_cli, store_url):
+    run_cli("store", "migrate", "--db", store_url)
+    sr.sweep(gh, tmp_path).add_run()
+    code, _, _ = _stage(run_cli, gh, tmp_path, "/stage-results 4242", store_url)
+    assert code == 1
+    code, _, _ = _stage(run_cli, gh, tmp_path, "/stage-results now", store_url, login="rita")
+    assert code == 1
+    with open_store(store_url) as st:
+        events = st.events()
+    assert [(e["run_id"], e["actor"], e["outcome"]) for e in events] == [
+        ("4242", "maya", "refused"), (f"pr-{sr.PR}", "rita", "refused")]
+    assert "there is no workflow run 4242" in events[0]["detail"]
+    # each event links the reply that tells the outcome
+    replies = {n["html_url"] for n in gh.comments_on(sr.PR)}
+    assert {e["comment_url"] for e in events} == replies
+    assert all(u.startswith(f"https://github.com/octo-org/infersweep/pull/{sr.PR}#issuecomment-")
+               for u in replies)
