@@ -301,7 +301,7 @@ def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():
     assert job["if"] == ("github.event.issue.pull_request && "
                          "startsWith(github.event.comment.body, '/stage-results')")
     assert job["permissions"] == {"actions": "read", "contents": "read", "issues": "write",
-                                  "pull-requests": "write"}
+                                  "pull-requests": "read"}
     checkout = _step(job, lambda s: s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] == "false"
     assert "ref" not in checkout["with"]  # the default branch, never the pull request's head
