@@ -74,6 +74,8 @@ def resolve(url: str | None, origin: str = "--db") -> Target:
             raise _bad(origin, "the PostgreSQL URL names no host")
         if not parsed.database:
             raise _bad(origin, "the PostgreSQL URL names no database")
+        if parsed.port is not None and not 1 <= parsed.port <= 65535:
+            raise _bad(origin, f"port {parsed.port} is not in the range 1-65535")
     elif backend == "sqlite" and driver in ("pysqlite", "sqlite"):
         if not parsed.database:
             raise _bad(origin, "the SQLite URL names no file",
