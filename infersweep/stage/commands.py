@@ -83,13 +83,14 @@ def ingest(folder, db, run_id, attempt, step_summary):
     source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
     click.echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "
                f"{attempt} ({d.layout} folder)", err=True)
+    info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
+                   changelog=d.changelog)
     with open_store(db) as s:
+        s.check(info, d.points, d.evals)  # before a new store's file is created
         if s.revision is None:
             click.echo(f"store {s.target.shown}: new, schema created at revision "
                        f"{s.migrate()}", err=True)
-        summary = s.ingest(RunInfo(run_id=run_id, attempt=attempt, source=source,
-                                   created_at=d.started, changelog=d.changelog),
-                           d.points, d.evals)
+        summary = s.ingest(info, d.points, d.evals)
         shown = s.target.shown
     click.echo(f"staged {summary.line} into {shown}")
     ghactions.append(step_summary, _summary_markdown(shown, summary, d.layout, source) + "\n",

@@ -66,9 +66,9 @@ def resolve(url: str | None, origin: str = "--db") -> Target:
         parsed = make_url(url)
     except (sa.exc.ArgumentError, ValueError) as exc:
         raise _bad(origin, f"not a database URL: {exc}") from None
-    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
-    if backend in ("postgresql", "postgres") and driver in ("psycopg", "psycopg2", "postgres",
-                                                            "postgresql"):
+    # from the text: asking SQLAlchemy for the driver loads the dialect, which may not exist
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in ("postgresql", "postgres") and driver in ("", "psycopg", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")
         if not parsed.host and not parsed.query.get("host"):
             raise _bad(origin, "the PostgreSQL URL names no host")
@@ -76,7 +76,7 @@ def resolve(url: str | None, origin: str = "--db") -> Target:
             raise _bad(origin, "the PostgreSQL URL names no database")
         if parsed.port is not None and not 1 <= parsed.port <= 65535:
             raise _bad(origin, f"port {parsed.port} is not in the range 1-65535")
-    elif backend == "sqlite" and driver in ("pysqlite", "sqlite"):
+    elif backend == "sqlite" and driver in ("", "pysqlite"):
         if not parsed.database:
             raise _bad(origin, "the SQLite URL names no file",
                        "use sqlite:///relative/path.db or sqlite:////absolute/path.db")

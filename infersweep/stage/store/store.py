@@ -193,6 +193,10 @@ class Store:
         return (postgresql.insert(table) if self.target.dialect == "postgresql"
                 else sqlite.insert(table))
 
+    def check(self, run: RunInfo, point_rows, eval_rows) -> None:
+        """What :meth:`ingest` refuses, found without touching the database."""
+        self._check(run, point_rows, eval_rows)
+
     def _check(self, run: RunInfo, point_rows, eval_rows) -> dict:
         problems = checks.check_run_id(run.run_id, run.attempt)
         if run.source not in SOURCES:
