@@ -262,14 +262,9 @@ class Store:
 
         have = {tuple(r) for r in conn.execute(
             sa.select(*[points.c[k] for k in POINT_KEY]).where(points.c.run_pk == run_pk))}
-        rows = []
-        for i, r in enumerate(point_rows):
-            k = _point_key(r)
-            rows.append({**dict(zip(POINT_KEY, k, strict=True)), "run_pk": run_pk,
-                         "ordinal": i, "ingest_seq": seq, "successful": r["successful"],
-                         "row_attempt": r["attempt"], "row": r,
-                         **{c: r.get(c) for c in POINT_COLUMNS}})
-            if k in have:
+        rows = point_params(run_pk, seq, point_rows)
+        for r in point_rows:
+            if _point_key(r) in have:
                 summary.points_updated += 1
             else:
                 summary.points_inserted += 1
@@ -450,6 +445,17 @@ class Store:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def point_params(run_pk: int, seq: int, point_rows: list[dict]) -> list[dict]:
+    """The ``points`` table's values for a run's rows (indexed columns and the whole row)."""
+    out = []
+    for i, r in enumerate(point_rows):
+        out.append({**dict(zip(POINT_KEY, _point_key(r), strict=True)), "run_pk": run_pk,
+                    "ordinal": i, "ingest_seq": seq, "successful": r["successful"],
+                    "row_attempt": r["attempt"], "row": r,
+                    **{c: r.get(c) for c in POINT_COLUMNS}})
+    return out
 
 
 def _point_key(r: dict) -> tuple:
