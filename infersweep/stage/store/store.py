@@ -10,6 +10,7 @@ rolls every row of it back.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -99,6 +100,7 @@ def _alembic(connection) -> Config:
     return cfg
 
 
+@functools.cache
 def head_revision() -> str:
     return ScriptDirectory.from_config(_alembic(None)).get_current_head()
 
@@ -147,10 +149,11 @@ class Store:
     def _require_current(self) -> None:
         if self.revision == self.head:
             return
-        db = self.target.shown if self.target.origin != "default" else None
+        db = self.target.shown if self.target.origin == "--db" else None  # else it is found
         run = "infersweep store migrate" + (f" --db '{db}'" if db else "")
         if not self.exists:
             msg = "there is no results store here yet"
+            run += "`, or stage a run: `infersweep store ingest FOLDER"
         elif self.revision is None:
             msg = "the store has no schema yet"
         else:
@@ -233,9 +236,9 @@ class Store:
 
     def ingest(self, run: RunInfo, points: list[dict], evals: list[dict]) -> IngestSummary:
         """Stage one run's rows, all or nothing; staging it again updates them in place."""
+        t0 = time.perf_counter()
         self._require_current()
         values = self._check(run, points, evals)
-        t0 = time.perf_counter()
         summary = IngestSummary(run.run_id, run.attempt)
         try:
             with self.engine.begin() as conn:

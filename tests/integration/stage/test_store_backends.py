@@ -53,6 +53,20 @@ def test_the_migration_matches_the_tables_on_both(store):
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
 
 
+def test_the_migration_downgrades_and_upgrades_again(store):
+    from alembic import command
+
+    from infersweep.stage.store.store import _alembic
+
+    with store.engine.begin() as conn:
+        command.downgrade(_alembic(conn), "base")
+    with store.engine.connect() as conn:
+        assert set(sa.inspect(conn).get_table_names()) <= {"alembic_version"}
+    assert store.migrate() == store.head
+    with store.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+
+
 def test_points_and_evals_round_trip_and_restaging_keeps_one_copy(store, seed_rows):
     points, evals = seed_rows
     first = store.ingest(INFO, points, evals)

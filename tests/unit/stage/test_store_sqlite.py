@@ -233,3 +233,21 @@ def test_bad_urls_are_refused_before_anything_is_created(tmp_path, monkeypatch):
         with pytest.raises(InputError, match=fragment):
             open_store(url)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_migrations_ship_as_package_data():
+    """A wheel holds every migration file (they are not a Python package of their own)."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    import infersweep
+
+    root = Path(infersweep.__file__).parent
+    globs = tomllib.loads((root.parent / "pyproject.toml").read_text())[
+        "tool"]["setuptools"]["package-data"]["infersweep"]
+    files = [p.relative_to(root).as_posix()
+             for p in (root / "stage" / "store" / "migrations").rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts]
+    assert "stage/store/migrations/versions/0001_initial.py" in files
+    assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []
