@@ -138,3 +138,25 @@ def test_an_unreachable_postgresql_names_host_port_and_what_to_check(tmp_path, s
     assert f"cannot connect to PostgreSQL at 127.0.0.1:{port}" in done.stderr
     assert "check that the server runs" in done.stderr and "INFERSWEEP_DB_URL" in done.stderr
     assert "hunter2" not in done.stderr
+
+
+def test_a_database_failing_mid_ingest_exits_1_with_nothing_written_then_reruns(
+        seed_sweep, store_url):
+    from tests.integration.stage.test_store_backends import (
+        _drop_trigger,
+        _trigger_failing_on_conc,
+    )
+
+    with open_store(store_url) as s:
+        s.migrate()
+        _trigger_failing_on_conc(s, 16)
+    done = infersweep("store", "ingest", seed_sweep, "--db", store_url)
+    assert done.returncode == 1 and "Traceback" not in done.stdout + done.stderr
+    assert "injected failure" in done.stderr and "rolled back" in done.stderr
+    assert "run the same command again" in done.stderr
+    with open_store(store_url) as s:
+        assert s.overview() == []
+        _drop_trigger(s)
+    done = infersweep("store", "ingest", seed_sweep, "--db", store_url)
+    assert done.returncode == 0, done.stderr
+    assert "11 point(s) inserted" in done.stdout
