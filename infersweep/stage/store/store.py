@@ -235,10 +235,15 @@ class Store:
                 "created_at": checks.utc_text(run.created_at, "run created_at")}
 
     def ingest(self, run: RunInfo, points: list[dict], evals: list[dict]) -> IngestSummary:
-        """Stage one run's rows, all or nothing; staging it again updates them in place."""
+        """Stage one run's rows, all or nothing; staging it again updates them in place.
+
+        A store with no schema at all (a new file, an empty database) gets its tables first;
+        one with an older schema is refused until ``migrate()``."""
         t0 = time.perf_counter()
-        self._require_current()
         values = self._check(run, points, evals)
+        if self.revision is None:
+            self.migrate()
+        self._require_current()
         summary = IngestSummary(run.run_id, run.attempt)
         try:
             with self.engine.begin() as conn:
@@ -470,6 +475,7 @@ def open_store(url: str | None = None) -> Store:
     """The store at ``url``, else ``$INFERSWEEP_DB_URL``, else ``results/infersweep.db``.
 
     Reaching it is checked here (a clear error names what to check), and so is a schema newer
-    than this code. A store whose schema is behind (or that does not exist yet) opens, and
-    every method but :meth:`Store.migrate` says to run ``infersweep store migrate``."""
+    than this code. A store whose schema is behind opens, and every method but
+    :meth:`Store.migrate` says to run ``infersweep store migrate``; one with no schema yet is
+    created by :meth:`Store.migrate` or by its first :meth:`Store.ingest`."""
     return Store(connect.resolve(url))

@@ -184,17 +184,30 @@ def test_staging_events_record_who_when_and_how(store):
         store.record_event("123", 1, "", "staged")
 
 
-def test_a_store_behind_the_code_says_to_migrate(url, rows):
+def test_a_new_store_is_created_by_its_first_ingest_and_nothing_else(url, rows):
     s = open_store(url)
-    with pytest.raises(InputError, match="run `infersweep store migrate --db"):
+    with pytest.raises(InputError, match="no results store here yet.*store migrate --db"):
         s.staged_runs()
-    s.migrate()
-    with s.engine.begin() as c:
-        c.exec_driver_sql("DELETE FROM alembic_version")
+    with pytest.raises(InputError, match="run id"):
+        s.ingest(RunInfo("bad id"), rows, [])
+    assert not s.exists and s.target.sqlite_path.exists() is False  # refused: nothing made
+    assert s.ingest(RunInfo("r1"), rows, []).points_inserted == 5
+    assert s.revision == s.head
     s.close()
+
+
+def test_a_store_behind_the_code_says_to_migrate(url, rows, monkeypatch):
+    from infersweep.stage.store import store as store_module
+
+    with open_store(url) as s:
+        s.migrate()
+    monkeypatch.setattr(store_module, "head_revision", lambda: "0002")  # a newer code base
     s = open_store(url)
-    with pytest.raises(InputError, match="no schema yet.*store migrate"):
-        s.ingest(RunInfo("r1"), rows, [])
+    for call in (s.staged_runs, lambda: s.ingest(RunInfo("r1"), rows, []),
+                 lambda: s.record_event("r1", 1, "me", "staged")):
+        with pytest.raises(InputError, match=r"revision 0001\) is older than this "
+                                             r"infersweep's \(0002\).*store migrate --db"):
+            call()
     s.close()
 
 
