@@ -178,17 +178,24 @@ class Store:
         return self.revision
 
     def _db_error(self, doing: str, exc: Exception) -> InputError:
-        if isinstance(exc, sa.exc.DBAPIError) and exc.connection_invalidated:
-            err = connect.unreachable(self.target, exc)
-            d = err.diagnostics[0]
-            return InputError(Diagnostic(d.path, 0, 0, f"{doing}: the connection was lost, "
-                                         "everything of it was rolled back: " + d.message,
+        """A database error as a message: a connection that failed or was lost (the server
+        went away, psycopg's errors without a SQLSTATE) names the server and what to check;
+        anything else is the database refusing the work. Either way it was rolled back."""
+        lost = isinstance(exc, sa.exc.DBAPIError) and (
+            exc.connection_invalidated
+            or (self.target.dialect == "postgresql" and isinstance(exc, sa.exc.OperationalError)
+                and getattr(exc.orig, "sqlstate", None) is None))
+        if lost:
+            d = connect.unreachable(self.target, exc).diagnostics[0]
+            return InputError(Diagnostic(d.path, 0, 0, f"{doing}: the connection failed or was "
+                                         "lost, and everything of it was rolled back: "
+                                         + d.message.removeprefix("cannot connect to "),
                                          d.hint + "; then run the same command again",
                                          "store-db"))
         return InputError(Diagnostic(
             self.target.shown, 0, 0, f"{doing}: the database refused it, and everything of it "
             f"was rolled back: {connect._first_line(exc)}",
-            "fix the cause and run the same command again (ingest is idempotent)", "store-db"))
+            "fix the cause and run the same command again; staging is idempotent", "store-db"))
 
     # -- writing -------------------------------------------------------------------------
 

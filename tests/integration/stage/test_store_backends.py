@@ -174,7 +174,8 @@ def test_a_killed_postgresql_session_mid_ingest_rolls_back_and_a_rerun_is_clean(
         store.ingest(INFO, points, evals)
     assert killed
     text = str(exc.value)
-    assert "connection was lost" in text and "rolled back" in text and "127.0.0.1:" in text
+    assert "connection failed or was lost" in text and "rolled back" in text
+    assert "PostgreSQL at 127.0.0.1:" in text
     sa.event.remove(store.engine, "after_cursor_execute", kill_after_points)
     assert counts(store) == {"runs": 0, "configs": 0, "points": 0, "evals": 0}
     done = store.ingest(INFO, points, evals)  # same Store: the pool replaced the connection
@@ -182,3 +183,18 @@ def test_a_killed_postgresql_session_mid_ingest_rolls_back_and_a_rerun_is_clean(
     assert store.staged_runs()[0].points == points
     store.close()
     killer.dispose()
+
+
+def test_a_database_gone_after_opening_is_a_connection_error(pg_server, seed_rows):
+    points, evals = seed_rows
+    url = pg_server.database()
+    store = open_store(url)
+    store.migrate()
+    store.engine.dispose()  # no pooled connection left: the next one must connect
+    pg_server.drop(url)
+    with pytest.raises(InputError) as exc:
+        store.ingest(INFO, points, evals)
+    text = str(exc.value)
+    assert "the connection failed or was lost" in text and "does not exist" in text
+    assert "check that the server runs" in text
+    store.close()
