@@ -98,6 +98,24 @@ def _cli(folder: Path, url: str) -> float:
     return time.perf_counter() - t0
 
 
+def read_back(name: str, url: str, rows, n_runs: int, reads: int) -> tuple[str, float]:
+    """``staged_runs()`` of a store holding ``n_runs`` runs of these rows (what the report
+    reads)."""
+    store = open_store(url)
+    store.migrate()
+    for i in range(n_runs):
+        store.ingest(RunInfo(run_id=f"{i + 1}", attempt=1, source="github"), rows, [])
+    times = []
+    for _ in range(reads):
+        t0 = time.perf_counter()
+        got = store.staged_runs()
+        times.append(time.perf_counter() - t0)
+    assert len(got) == n_runs and got[-1].points == rows
+    store.close()
+    return (f"{name}: `staged_runs()` of {n_runs} runs ({n_runs * len(rows)} points)",
+            statistics.median(times))
+
+
 def measure(name: str, url_factory, rows, runs: int,
             folder: Path | None = None) -> list[tuple[str, float]]:
     first, again, plain, floor, cli = [], [], [], [], []
@@ -129,6 +147,8 @@ def main() -> None:
     ap.add_argument("--points", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument("--read-runs", type=int, default=20,
+                    help="runs in the store whose reading back is timed (0: skip)")
     args = ap.parse_args()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,8 +157,11 @@ def main() -> None:
         rows, _, _ = load_run_dir(folder)
         read = time.perf_counter() - t0
         counter = iter(range(10**6))
-        results += measure("SQLite", lambda: f"sqlite:///{tmp}/s{next(counter)}.db", rows,
-                           args.runs, folder)
+        sqlite_url = lambda: f"sqlite:///{tmp}/s{next(counter)}.db"  # noqa: E731
+        results += measure("SQLite", sqlite_url, rows, args.runs, folder)
+        reads = []
+        if args.read_runs:
+            reads.append(read_back("SQLite", sqlite_url(), rows, args.read_runs, 3))
         if not args.no_postgres:
             server, own = None, None
             if os.environ.get(pg.URL_ENV):
@@ -154,6 +177,8 @@ def main() -> None:
 
             try:
                 results += measure("PostgreSQL", database, rows, args.runs, folder)
+                if args.read_runs:
+                    reads.append(read_back("PostgreSQL", database(), rows, args.read_runs, 3))
             finally:
                 for u in made:
                     server.drop(u)
@@ -166,6 +191,8 @@ def main() -> None:
         peer = results[i + 2][1]
         for label, secs in results[i:i + 5]:
             print(f"| {label} | {secs:.3f} | {secs / peer:.1f} |")
+    for label, secs in reads:
+        print(f"| {label} | {secs:.3f} | — |")
 
 
 if __name__ == "__main__":
