@@ -77,8 +77,11 @@ def ingest(folder, db, run_id, attempt, step_summary):
         click.echo(f"warning: {w}", err=True)
     run_id = run_id or d.run_id
     if not run_id:
-        raise InputError(Diagnostic(folder, 0, 0, "the rows name several run ids (or none)",
-                                    "pass --run-id", "store-input"))
+        raise InputError(Diagnostic(folder, 0, 0, "the rows belong to "
+                                    f"{len(d.run_ids)} runs: {', '.join(d.run_ids[:5])}",
+                                    "pass the folder of one run (one `sweep run` output "
+                                    "folder), or --run-id to stage them as one run",
+                                    "store-input"))
     attempt = attempt or d.attempt
     source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
     click.echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "

@@ -35,6 +35,7 @@ class RunDir:
     changelog: dict | None
     layout: str                   # "artifacts" or "sweep"
     run_id: str | None            # the rows' run id, when they agree on one
+    run_ids: list[str]            # every run id the rows and evals name
     attempt: int                  # the newest attempt among the rows and evals
     started: str | None           # the earliest manifest's collection time (local runs)
     warnings: list[str]
@@ -118,7 +119,7 @@ def read_run_dir(path) -> RunDir:
     attempts = [r["attempt"] for r in rows] + [e["attempt"] for e in evals
                                                if isinstance(e.get("attempt"), int)]
     return RunDir(points=rows, evals=evals, changelog=_changelog(root), layout=layout,
-                  run_id=next(iter(ids)) if len(ids) == 1 else None,
+                  run_id=next(iter(ids)) if len(ids) == 1 else None, run_ids=sorted(ids),
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,
                   warnings=list(g.warnings))

@@ -67,3 +67,15 @@ def test_two_different_changelog_metadata_files_are_refused(sweep, tmp_path):
         json.dumps({**CHANGELOG, "head_ref": "other"}))
     with pytest.raises(InputError, match="2 different changelog_metadata.json files"):
         load_run_dir(root)
+
+
+def test_a_folder_of_two_runs_is_refused_by_ingest_unless_named(tmp_path, run_cli):
+    sweep_folder(tmp_path / "results" / "sweep-a", run_id="local-a")
+    sweep_folder(tmp_path / "results" / "sweep-b", run_id="local-b", single=False)
+    code, out, err = run_cli("store", "ingest", "results", "--db", "s.db", cwd=tmp_path)
+    assert code == 1 and "Traceback" not in out + err
+    assert "the rows belong to 2 runs: local-a, local-b" in err
+    assert not (tmp_path / "s.db").exists()
+    code, out, err = run_cli("store", "ingest", "results/sweep-b", "--db", "s.db", cwd=tmp_path)
+    assert code == 0, err
+    assert "staged run local-b attempt 1: 3 point(s) inserted" in out
