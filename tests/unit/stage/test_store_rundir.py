@@ -69,7 +69,10 @@ def test_two_different_changelog_metadata_files_are_refused(sweep, tmp_path):
         load_run_dir(root)
 
 
-def test_a_folder_of_two_runs_is_refused_by_ingest_unless_named(tmp_path, run_cli):
+def test_a_folder_of_two_runs_is_refused_by_ingest_unless_named(tmp_path, run_cli,
+                                                                monkeypatch):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.delenv("INFERSWEEP_DB_URL", raising=False)
     sweep_folder(tmp_path / "results" / "sweep-a", run_id="local-a")
     sweep_folder(tmp_path / "results" / "sweep-b", run_id="local-b", single=False)
     code, out, err = run_cli("store", "ingest", "results", "--db", "s.db", cwd=tmp_path)
