@@ -25,7 +25,7 @@ class FleetSize:
 @dataclass(frozen=True)
 class Capacity:
     gpus_per_node: int | None
-    gpus_source: str  # "<file>: hardware.<label>.gpus-per-node", for messages
+    gpus_source: str  # "hardware.<label>.gpus-per-node in <file>", for messages
     nodes: int | None
     nodes_source: str
 
@@ -44,23 +44,23 @@ def label_capacity(label: str, labels: dict, hardware: dict, runners_path: str,
     gpn, gsrc = None, ""
     record = hardware.get(label)
     if isinstance(record, dict) and isinstance(record.get("gpus-per-node"), int):
-        gpn, gsrc = record["gpus-per-node"], f"{runners_path}: hardware.{label}.gpus-per-node"
+        gpn, gsrc = record["gpus-per-node"], f"hardware.{label}.gpus-per-node in {runners_path}"
     elif complete and len({f.gpus_per_node for f in known}) == 1:
         names = ", ".join(sorted(own_fleets))
-        gpn, gsrc = known[0].gpus_per_node, f"{known[0].source}: fleet {names}"
+        gpn, gsrc = known[0].gpus_per_node, f"fleet {names} in {known[0].source}"
     else:
         shared = {(other, rec["gpus-per-node"]) for other, rec in hardware.items()
                   if isinstance(rec, dict) and isinstance(rec.get("gpus-per-node"), int)
                   and set(runners) & set(labels.get(other) or [])}
         if len({n for _, n in shared}) == 1:
             other, gpn = sorted(shared)[0]
-            gsrc = f"{runners_path}: hardware.{other}.gpus-per-node (same runners)"
+            gsrc = f"hardware.{other}.gpus-per-node in {runners_path}, the same runners"
     nodes, nsrc = None, ""
     if complete:
         smallest = min(known, key=lambda f: f.nodes)
         nodes = smallest.nodes
         names = ", ".join(sorted(own_fleets))
-        nsrc = f"{smallest.source}: fleet {names}"
+        nsrc = f"the nodes of fleet {names} in {smallest.source}"
     return Capacity(gpn, gsrc, nodes, nsrc)
 
 

@@ -49,13 +49,13 @@ def check_key(doc: YamlDoc, key: str, entry: dict, *, labels: dict, frameworks: 
     reported as wrong (their error is the cause, not the key)."""
     prefix, precision, framework = entry["model-prefix"], entry["precision"], entry["framework"]
     sku = label_sku(entry["runner"])
-    expected = f"{prefix}-{precision}-{sku}-{framework}"
 
     def err(part: str, said: str, field: str, value: str) -> list[Diagnostic]:
-        return [doc.diag((key,), f"config key '{key}' names {part} '{said}', but the entry's "
-                         f"{field} is {value}",
-                         f"keys are {CONVENTION}, here '{expected}[-suffix]'; rename the key "
-                         f"or fix '{field}'", rule="config-key", key=True)]
+        line = doc.locate((key, field))[0]
+        return [doc.diag((key,), f"config key '{key}' names {part} '{said}', but its "
+                         f"{field} (line {line}) is {value}",
+                         f"fix '{field}' or rename the key: keys are {CONVENTION}",
+                         rule="config-key", key=True)]
 
     if not key.startswith(prefix + "-") and len(key.split("-")) < CONVENTION_PARTS:
         return []  # not a name in the convention at all ('cfg'): nothing to contradict

@@ -129,8 +129,8 @@ def unknown_runner(label: str, runners: Runners) -> tuple[str, str]:
     same_sku = [n for n in names if _sku(n) == _sku(label)]
     message = (f"runner label '{label}' is not defined in {runners.path} "
                f"(labels: {', '.join(names)})")
-    add = (f"to add it, list its runners under 'labels: {label}:' in {runners.path} "
-           "(and its 'hardware' record)")
+    add = (f"to add it, put '{label}:' under 'labels:' in {runners.path} with its runner "
+           "names, and a 'hardware' record with its gpus-per-node")
     close = did_you_mean(label, same_sku)
     return message, f"{close} or {add}" if close else add
 
@@ -149,8 +149,8 @@ def _check_capacity(doc: YamlDoc, key: str, entry: dict, spaces: list, runners: 
             if cap.gpus_per_node is not None and "tp" in ss and gpus > cap.gpus_per_node:
                 shape = " x ".join(f"{f} {ss[f]}" for f in ("tp", "pp", "pcp-size") if f in ss)
                 out.append(doc.diag(
-                    (*base, "tp"), f"{shape} = {gpus} GPUs do not fit on one node of runner "
-                    f"label '{label}': {cap.gpus_per_node} GPUs per node ({cap.gpus_source})",
+                    (*base, "tp"), f"{shape} needs {gpus} GPUs on one node, but a node of "
+                    f"runner label '{label}' has {cap.gpus_per_node} ({cap.gpus_source})",
                     f"make tp x pp x pcp-size at most {cap.gpus_per_node}, or make the entry "
                     "multi-node with prefill/decode workers", rule="node-capacity"))
             continue
@@ -166,7 +166,7 @@ def _check_capacity(doc: YamlDoc, key: str, entry: dict, spaces: list, runners: 
                                for r, count, n in per_role if count)
             out.append(doc.diag(
                 base, f"this topology needs {need} nodes ({parts}, "
-                f"{cap.gpus_per_node} GPUs per node); runner label '{label}' offers "
+                f"{cap.gpus_per_node} GPUs per node), but runner label '{label}' reaches "
                 f"{cap.nodes} ({cap.nodes_source})",
                 "use fewer or smaller workers, or a runner label whose fleet has more nodes",
                 rule="fleet-capacity", key=True))

@@ -2,8 +2,9 @@
 
 Nothing in the tools dispatches on these values (they label rows, recipes and results), so
 there is no list to check them against. What a value is compared with is what is known:
-the values the other entries of the catalog use, and for frameworks the engines the recipe
-dialect runs (``backend.type`` in the srt-slurm recipe schema). A framework is a name made
+the values the other entries of the catalog use, the parts of its config keys (which name
+framework and precision by convention), and for frameworks the engines the recipe dialect
+runs (``backend.type`` in the srt-slurm recipe schema). A framework is a name made
 of dash-separated parts (``sglang-disagg``, ``dynamo-vllm``). A value with a part that is a near
 miss of a known part (``dissag``, ``fp88`` where ``fp8`` is known) is an error with the
 corrected value and the known values; a value unlike any known one is a new value and
@@ -32,12 +33,15 @@ def recipe_engines() -> tuple[str, ...]:
     return tuple(str(v) for v in values)
 
 
-def _corrected(value: str, known_parts: set[str]) -> str | None:
-    """``value`` with each unknown part replaced by its near miss, if any part has one."""
+def _corrected(value: str, support: Counter) -> str | None:
+    """``value`` with each part replaced by a near miss that is better attested (more
+    entries' values and config keys use it), if any part has one. Between two values used
+    once each (``atom-disagg``, ``sglang-dissag``) the config keys decide: a key says
+    ``sglang-disagg``, none says ``dissag``."""
     fixed, changed = [], False
     for part in value.split("-"):
-        close = [] if part in known_parts else difflib.get_close_matches(
-            part, sorted(known_parts), n=1, cutoff=NEAR_MISS)
+        better = sorted(p for p, n in support.items() if n > support[part] and p != part)
+        close = difflib.get_close_matches(part, better, n=1, cutoff=NEAR_MISS)
         fixed.append(close[0] if close else part)
         changed |= bool(close)
     return "-".join(fixed) if changed else None
@@ -51,6 +55,15 @@ def check_values(entries: dict[str, dict], sources: dict[str, YamlDoc]
     errors: list[Diagnostic] = []
     counts = {f: Counter(e.get(f) for e in entries.values() if isinstance(e, dict)
                          and isinstance(e.get(f), str)) for f in FIELDS}
+    key_parts = Counter(p for k in entries for p in str(k).split("-"))
+    support = {}
+    for f in FIELDS:
+        support[f] = Counter(key_parts)
+        for v, n in counts[f].items():
+            for p in v.split("-"):
+                support[f][p] += n
+    for engine in recipe_engines():
+        support["framework"][engine] += 1
     for key, entry in entries.items():
         if not isinstance(entry, dict):
             continue
@@ -63,15 +76,12 @@ def check_values(entries: dict[str, dict], sources: dict[str, YamlDoc]
                 others |= set(recipe_engines())
             if value in others:
                 continue
-            parts = {p for v in others for p in v.split("-")}
             listed = ", ".join(sorted(others)) or "none yet"
-            fix = _corrected(value, parts)
-            where = "the catalog's other entries" + (
-                " and the recipe templates' engines" if field == "framework" else "")
-            doc = sources[key]
+            fix = _corrected(value, support[field])
+            users = "no other entry" + (" and no recipe engine" if field == "framework" else "")
             if fix is not None:
                 typos.add((key, field))
-                errors.append(doc.diag(
-                    (key, field), f"{field} '{value}' is not one {where} use: {listed}",
-                    f"did you mean '{fix}'?", rule=f"unknown-{field}"))
+                errors.append(sources[key].diag(
+                    (key, field), f"{field} '{value}' is unknown: {users} uses it "
+                    f"(known: {listed})", f"did you mean '{fix}'?", rule=f"unknown-{field}"))
     return errors, typos
