@@ -50,7 +50,7 @@ def check_key(doc: YamlDoc, key: str, entry: dict, *, labels: dict, frameworks: 
     prefix, precision, framework = entry["model-prefix"], entry["precision"], entry["framework"]
     sku = label_sku(entry["runner"])
 
-    def err(part: str, said: str, field: str, value: str) -> list[Diagnostic]:
+    def contradiction(part: str, said: str, field: str, value: str) -> list[Diagnostic]:
         line = doc.locate((key, field))[0]
         return [doc.diag((key,), f"config key '{key}' names {part} '{said}', but its "
                          f"{field} (line {line}) is {value}",
@@ -60,16 +60,16 @@ def check_key(doc: YamlDoc, key: str, entry: dict, *, labels: dict, frameworks: 
     if not key.startswith(prefix + "-") and len(key.split("-")) < CONVENTION_PARTS:
         return []  # not a name in the convention at all ('cfg'): nothing to contradict
     if "model-prefix" not in skip and not key.startswith(prefix + "-"):
-        return err("model prefix", key.split("-", 1)[0], "model-prefix", f"'{prefix}'")
+        return contradiction("model prefix", key.split("-", 1)[0], "model-prefix", f"'{prefix}'")
     rest = key[len(prefix) + 1:]
     head, _, rest = rest.partition("-")
     if "precision" not in skip and head != precision:
-        return err("precision", head, "precision", f"'{precision}'")
+        return contradiction("precision", head, "precision", f"'{precision}'")
     head, _, rest = rest.partition("-")
     if "runner" not in skip and entry["runner"] in labels and head not in _skus(entry):
-        return err("SKU", head, "runner", f"'{entry['runner']}' (SKU '{sku}')")
+        return contradiction("SKU", head, "runner", f"'{entry['runner']}' (SKU '{sku}')")
     if "framework" not in skip and rest:
         named = _framework_named(rest, frameworks | {framework})
         if named is not None and named != framework:
-            return err("framework", named, "framework", f"'{framework}'")
+            return contradiction("framework", named, "framework", f"'{framework}'")
     return []

@@ -42,7 +42,8 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
 
     # runner label must exist
     if runners is not None and entry["runner"] not in runners.labels:
-        err(("runner",), *unknown_runner(entry["runner"], runners), "unknown-runner")
+        message, hint = unknown_runner(entry["runner"], runners)
+        err(("runner",), message, hint, "unknown-runner")
 
     spaces = list(search_spaces(entry))
     if runners is not None and entry["runner"] in runners.labels:
@@ -159,7 +160,7 @@ def _check_capacity(doc: YamlDoc, key: str, entry: dict, spaces: list, runners: 
         if not all(isinstance(w, dict) for w in workers):
             continue
         per_role = [(r, w.get("num-worker", 1), worker_nodes(w, cap.gpus_per_node))
-                    for r, w in zip(("prefill", "decode"), workers)]
+                    for r, w in zip(("prefill", "decode"), workers, strict=True)]
         need = sum(n for *_, n in per_role)
         if need > cap.nodes:
             parts = " + ".join(f"{n} node(s) for {count} {r} worker(s)"

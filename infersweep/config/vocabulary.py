@@ -81,7 +81,8 @@ def check_values(entries: dict[str, dict], sources: dict[str, YamlDoc]
             users = "no other entry" + (" and no recipe engine" if field == "framework" else "")
             if fix is not None:
                 typos.add((key, field))
+                rule = "unknown-framework" if field == "framework" else "unknown-precision"
                 errors.append(sources[key].diag(
                     (key, field), f"{field} '{value}' is unknown: {users} uses it "
-                    f"(known: {listed})", f"did you mean '{fix}'?", rule=f"unknown-{field}"))
+                    f"(known: {listed})", f"did you mean '{fix}'?", rule=rule))
     return errors, typos
