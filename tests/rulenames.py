@@ -59,12 +59,14 @@ class _Reader:
                           for t in n.targets if isinstance(t, ast.Name)
                           and isinstance(n.value, ast.Constant)
                           and isinstance(n.value.value, str)}
-        self.parents = {child: parent for parent in ast.walk(tree)
-                        for child in ast.iter_child_nodes(parent)}
+        self._parents: dict | None = None
 
     def enclosing(self, node):
-        while node in self.parents:
-            node = self.parents[node]
+        if self._parents is None:  # built only for modules that pass a rule by name
+            self._parents = {child: parent for parent in ast.walk(self.tree)
+                             for child in ast.iter_child_nodes(parent)}
+        while node in self._parents:
+            node = self._parents[node]
             if isinstance(node, _FUNCS):
                 return node
         return None
