@@ -220,8 +220,9 @@ def _worded_fallback(error, quoted: str) -> tuple[str, str]:
         return f"{quoted} matches more than one of the allowed forms", hint or "keep one form"
     if validator in ("anyOf", "oneOf", "allOf"):
         return f"{quoted} has none of the allowed forms", hint
-    if validator in ("maxItems", "maxProperties", "maxLength"):
-        return f"{quoted} is too long (at most {want})", hint
+    sizes = {"maxItems": "items", "maxProperties": "keys", "maxLength": "characters"}
+    if validator in sizes:
+        return f"{quoted} has more than {want} {sizes[validator]}", hint
     if validator == "exclusiveMaximum":
         return f"{quoted} must be less than {want}, got {_describe(error.instance)}", hint
     if validator == "multipleOf":
