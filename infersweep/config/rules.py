@@ -113,7 +113,8 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
             if "dram-utilization" not in item:
                 err(("scenarios", s, i), "'kv-offloading: dram' needs the item's "
                     "'dram-utilization'", rule="kv-offload", key_mark=True)
-            if runners is not None and entry["runner"] not in runners.hardware:
+            if (runners is not None and entry["runner"] in runners.labels
+                    and entry["runner"] not in runners.hardware):  # else: unknown-runner
                 err(("runner",), f"runner '{entry['runner']}' has no 'hardware' record in "
                     f"{runners.path}, needed for the DRAM budget", rule="kv-offload")
     return out
