@@ -311,9 +311,23 @@ def _key_type_diagnostics(doc: YamlDoc) -> list[Diagnostic]:
 
 
 def validate_data(instance: Any, schema_name: str) -> list[str]:
-    """Plain messages for a JSON contract that has no source file (e.g. a matrix row)."""
+    """Messages for a JSON contract that has no source file (e.g. a matrix row), in the same
+    words as located ones: ``prefill: 'num-worker' must be at least 0, got -1``."""
     out = []
     for error in _validator(schema_name).iter_errors(instance):
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        out.append(f"{where}: {error.message}")
+        for leaf in _leaf_errors(error):
+            keys = _unknown_keys(leaf) if leaf.validator == "additionalProperties" else [None]
+            for key in keys:
+                pointer, _ = _located(leaf, (), instance, key)
+                message, hint = _message(leaf, pointer)
+                if custom := _annotation(leaf, "x-message"):
+                    message = (custom.replace("{field}", _field_name(pointer))
+                               .replace("{value}", _describe(leaf.instance))
+                               .replace("{where}", _where(pointer[:-1])))
+                hint = _annotation(leaf, "x-hint") or ("" if leaf.validator == "required"
+                                                        else hint)
+                text = message.replace(" in the document", "")
+                if len(pointer) > 1 and f" in {_where(pointer[:-1])}" not in text:
+                    text = f"{_where(pointer[:-1])}: {text}"
+                out.append(text + (f" ({hint})" if hint else ""))
     return out

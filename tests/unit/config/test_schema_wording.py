@@ -116,3 +116,16 @@ def test_independent_mistakes_in_the_same_entry_are_all_reported():
     assert any("'multi-node'" in m for m in messages)
     assert any("'colour'" in m for m in messages)
     assert any("'image' must not be empty" in m for m in messages)
+
+
+def test_contracts_without_a_file_are_worded_the_same_way():
+    """A matrix row or a manifest has no file to point into; its messages still speak words."""
+    from infersweep.config.schema import validate_data
+
+    row = {"image": "i", "model": "m", "model-prefix": "p", "precision": "fp4",
+           "framework": "atom", "runner": "r", "prefill": {"num-worker": -1}, "zz": 1}
+    messages = validate_data(row, "matrix-row")
+    assert "missing required key 'conc'" in messages
+    assert "prefill: 'num-worker' must be at least 0, got -1" in messages
+    assert any(m.startswith("unknown key 'zz'") for m in messages)
+    assert not any(RAW.search(m) for m in messages)
