@@ -8,6 +8,10 @@ ignore ``x-`` keywords): ``x-message``, with ``{field}`` (the field's or key's n
 a ``not``, an ``anyOf``): a wrong type, an empty value, a missing or unknown key keep the
 generic message. A subschema with an ``x-message`` speaks for everything under it (an
 ``anyOf`` of value types is one message, not one per branch).
+
+One mistake, one message: a mapping missing a key its ``if`` tests (``multinode``, or
+``multi-node`` for it) reports that key only, not the errors of the branch the schema then
+guessed; no message is jsonschema's own text, and none names a JSON pointer.
 """
 
 from __future__ import annotations
@@ -179,7 +183,7 @@ def _message(error, pointer: tuple) -> tuple[str, str]:
             f"allowed keys here: {', '.join(allowed)}" if allowed else "remove it")
         return f"unknown key '{field}' in {where}", hint
     if validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        missing = _missing_key(error)
         return f"missing required key '{missing}' in {_where(pointer)}", f"add '{missing}:'"
     if validator == "type":
         wants = [want] if isinstance(want, str) else list(want)

@@ -1,14 +1,14 @@
 """Framework and precision values: a near miss of a known value is a typo.
 
 Nothing in the tools dispatches on these values (they label rows, recipes and results), so
-there is no list to check them against. What a value is compared with is what is known:
-the values the other entries of the catalog use, the parts of its config keys (which name
-framework and precision by convention), and for frameworks the engines the recipe dialect
-runs (``backend.type`` in the srt-slurm recipe schema). A framework is a name made
-of dash-separated parts (``sglang-disagg``, ``dynamo-vllm``). A value with a part that is a near
-miss of a known part (``dissag``, ``fp88`` where ``fp8`` is known) is an error with the
-corrected value and the known values; a value unlike any known one is a new value and
-passes (a new framework needs a recipe template: docs/adding-a-config.md).
+there is no list to check them against. A value is compared with what is known: the values
+the catalog's other entries use, the parts of its config keys (which name framework and
+precision by convention), and for frameworks the engines the recipe dialect runs
+(``backend.type`` in the srt-slurm recipe schema). A framework is a name of dash-separated
+parts (``sglang-disagg``, ``dynamo-vllm``). A value with a part that is a near miss of a
+better-known part (``dissag``, ``fp88`` where ``fp8`` is known) is an error with the
+corrected value and the known values; a value unlike any known one is new and passes (a new
+framework needs a recipe template: docs/adding-a-config.md).
 """
 
 from __future__ import annotations
