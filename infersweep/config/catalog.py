@@ -28,13 +28,18 @@ class Runners:
     hardware: dict[str, dict]
     doc: YamlDoc | None = None
     fleets: dict[str, FleetSize] = field(default_factory=dict)  # from fleets.yaml beside it
+    _capacities: dict[str, Capacity] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def path(self) -> str:
         return self.doc.path if self.doc else "<runners>"
 
     def capacity(self, label: str) -> Capacity:
-        return label_capacity(label, self.labels, self.hardware, self.path, self.fleets)
+        """GPUs per node and nodes the label offers (computed once per label)."""
+        if label not in self._capacities:
+            self._capacities[label] = label_capacity(label, self.labels, self.hardware,
+                                                     self.path, self.fleets)
+        return self._capacities[label]
 
 
 @dataclass
