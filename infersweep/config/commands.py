@@ -121,5 +121,9 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     for w in catalog.warnings:
         click.echo(f"warning: {w}", err=True)
     n = len(catalog.entries)
+    fleets_note = ""
+    if catalog.runners.fleets:
+        source = next(iter(catalog.runners.fleets.values())).source
+        fleets_note = f", {len(catalog.runners.fleets)} fleets ({source})"
     click.echo(f"ok: {n} config key{'s' if n != 1 else ''} in {len(files) or 0} file(s), "
-               f"{len(catalog.runners.labels)} runner labels ({runner_file})")
+               f"{len(catalog.runners.labels)} runner labels ({runner_file}){fleets_note}")
