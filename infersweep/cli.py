@@ -82,9 +82,13 @@ def main(argv=None) -> None:
 
 def run(group: click.Command, argv, prog_name: str) -> None:
     """:func:`main` for any click command (the bundled benchmark client uses it too)."""
+    from infersweep import output
+
+    output.select(output.TEXT)  # a command with --output-format selects its own
     try:
         group.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except InputError as exc:
+        output.echo_annotations(exc.diagnostics)
         for diag in exc.diagnostics:
             click.echo(f"error: {diag}", err=True)
         n = len(exc.diagnostics)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from infersweep import output
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
 
 
@@ -13,6 +14,7 @@ from infersweep.config.catalog import default_config_files, default_runner_file,
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path), default=None,
               help="Runners file (default: configs/runners.yaml).")
+@output.output_format_option
 def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     """Validate master configs and the runners file; list every error, exit 1 on any.
 
@@ -29,8 +31,7 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     if not paths:
         files = default_config_files()
     catalog = load_catalog(files, runner_file)
-    for w in catalog.warnings:
-        click.echo(f"warning: {w}", err=True)
+    output.warn(catalog.warnings)
     n = len(catalog.entries)
     click.echo(f"ok: {n} config key{'s' if n != 1 else ''} in {len(files) or 0} file(s), "
                f"{len(catalog.runners.labels)} runner labels ({runner_file})")
