@@ -13,7 +13,7 @@ from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
 from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
-from infersweep.matrix.rows import SEQ_FAMILIES
+from infersweep.matrix.rows import SEQ_FAMILIES, concs, seq_name
 from infersweep.matrix.table import explain_table, matrix_table
 
 
@@ -28,6 +28,19 @@ class SeqFamily(click.ParamType):
             return value
         self.fail(f"{value!r} is not a sequence family: use {', '.join(SEQ_FAMILIES)}, or "
                   "ISL_OSL in tokens (e.g. 2048_1024)", param, ctx)
+
+
+def split_commas(ctx, param, values):
+    """``--config-keys a,b`` as ``--config-keys a --config-keys b`` (no key or glob has a
+    comma); an empty item (``a,,b``, a trailing comma) is a usage error, not a silent skip."""
+    out = []
+    for value in values or ():
+        parts = [p.strip() for p in str(value).split(",")]
+        if any(not p for p in parts):
+            raise click.BadParameter(f"{value!r} has an empty item; separate keys with single "
+                                     "commas, or repeat the option", ctx, param)
+        out.extend(parts)
+    return tuple(out)
 
 
 STEP_SIZE = click.IntRange(min=2)  # a range multiplied by 1 would never end
@@ -66,8 +79,9 @@ def _common(f):
 def config_key_options(f):
     """`matrix test-config`'s own selection options: --config-keys and --conc."""
     f = multi_option("--conc", type=POSITIVE_INT, help="Keep only these concurrencies.")(f)
-    return multi_option("--config-keys", required=True,
-                        help="Config keys or globs (* and ?).")(f)
+    return multi_option("--config-keys", required=True, callback=split_commas,
+                        help="Config keys or globs (* and ?): several after the option, "
+                             "comma-separated, or the option repeated.")(f)
 
 
 def test_config_selection(*, config_keys, conc, seq_lens, scenario_type, step_size,
@@ -114,10 +128,12 @@ def matrix():
 
 @matrix.command("full-sweep")
 @_common
-@multi_option("--model-prefix", help="Keep config keys starting with these prefixes.")
-@multi_option("--precision")
-@multi_option("--framework")
-@multi_option("--runner-type", help="Keep configs whose runner label is one of these.")
+@multi_option("--model-prefix", callback=split_commas,
+              help="Keep config keys starting with these prefixes.")
+@multi_option("--precision", callback=split_commas, help="Keep configs of these precisions.")
+@multi_option("--framework", callback=split_commas, help="Keep configs of these frameworks.")
+@multi_option("--runner-type", callback=split_commas,
+              help="Keep configs whose runner label is one of these.")
 @click.option("--min-conc", type=POSITIVE_INT)
 @click.option("--max-conc", type=POSITIVE_INT)
 @click.option("--max-tp", type=POSITIVE_INT, help="Skip single-node entries with a larger tp.")
@@ -142,13 +158,37 @@ def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
     _emit(generate_keyed(catalog, sel), fmt)
 
 
+def check_named_points(catalog, sel: Selection) -> None:
+    """A --conc or --seq-lens value that none of the named configs has is a typo: a usage
+    error listing what they do have, not an empty matrix with exit 0."""
+    if not sel.conc and not sel.seq_lens:
+        return
+    import dataclasses
+
+    rows = [row for _, row in generate_keyed(catalog, dataclasses.replace(
+        sel, conc=None, seq_lens=None))]
+    keys = ", ".join(sel.config_keys or [])
+    have_concs = sorted({c for row in rows for c in concs(row)})
+    have_seqs = sorted({seq_name(row["isl"], row["osl"]) for row in rows if row.get("isl")})
+    for option, wanted, have in (("--conc", sel.conc, have_concs),
+                                 ("--seq-lens", sel.seq_lens, have_seqs)):
+        bad = [str(v) for v in wanted or [] if v not in have]
+        if bad:
+            raise click.BadParameter(
+                f"{', '.join(bad)}: not {'a point' if option == '--conc' else 'a sequence family'}"
+                f" of {keys} (it has: {', '.join(map(str, have)) or 'none'}; see `infersweep "
+                "explain KEY`)", param_hint=f"'{option}'")
+
+
 @matrix.command("test-config")
 @_common
 @config_key_options
 def test_config(config_files, runner_config, fmt, **selection):
     """The points of the named configs (what a changelog entry runs)."""
     catalog = catalog_from_options(config_files, runner_config)
-    _emit(generate_keyed(catalog, test_config_selection(**selection)), fmt)
+    sel = test_config_selection(**selection)
+    check_named_points(catalog, sel)
+    _emit(generate_keyed(catalog, sel), fmt)
 
 
 @click.command()
