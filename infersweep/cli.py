@@ -7,6 +7,7 @@ benchmark client's imports (numpy, uvloop) and stays fast in a fresh process.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -35,7 +36,11 @@ COMMANDS: dict[str, str] = {
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(set(COMMANDS) | set(self.commands))
+        """The commands that exist: a name whose module is not in this build is left out
+        (checked without importing it, so ``--help`` stays fast)."""
+        return sorted({name for name, target in COMMANDS.items()
+                       if importlib.util.find_spec(target.split(":")[0]) is not None}
+                      | set(self.commands))
 
     def get_command(self, ctx, name):
         if name in self.commands:
@@ -55,7 +60,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="infersweep")
 def cli():
-    """LLM-inference benchmark sweeps: configs, matrix, launch, results, staging."""
+    """LLM-inference benchmark sweeps: configs, matrix, launch, results."""
 
 
 DEBUG_ENV = "INFERSWEEP_DEBUG"
