@@ -145,7 +145,12 @@ def test_adding_a_config_walks_literally(clone, tmp_path):
     assert "ok: 1 entry appended to perf-changelog.yaml" in checked
     assert all(k in checked for k in keys)
     matrix = json.loads((clone / "matrix.json").read_text())
-    print(json.dumps(matrix)[:3000])
+    single = matrix["single_node"]["8k1k"]
+    multi = matrix["multi_node"]["1k1k"]
+    assert {(r["framework"], r["conc"]) for r in single} == {("sglang", c)
+                                                             for c in (4, 8, 16, 32, 64)}
+    assert [r["framework"] for r in multi] == ["atom-disagg"]
+    assert multi[0]["conc"] == [4, 8, 16, 32, 64, 128]
     decided = output_of("infersweep policy decide")
     assert json.loads(decided[: decided.rindex("}") + 1])["decision"] == "run"
     # the walk committed on its own branch and left nothing behind
