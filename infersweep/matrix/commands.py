@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
 from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
-from infersweep.matrix.rows import SEQ_FAMILIES, concs, seq_name
 from infersweep.matrix.table import explain_table, matrix_table
 
 
@@ -21,13 +19,13 @@ class SeqFamily(click.ParamType):
     """A sequence family: a name (1k1k, 8k1k) or ISL_OSL with positive token counts."""
 
     name = "family"
-    _PAIR = re.compile(r"[1-9][0-9]*_[1-9][0-9]*")
 
     def convert(self, value, param, ctx):
-        if value in SEQ_FAMILIES or self._PAIR.fullmatch(str(value)):
+        from infersweep.matrix.points import SEQ_FORM, is_seq_family
+
+        if is_seq_family(value):
             return value
-        self.fail(f"{value!r} is not a sequence family: use {', '.join(SEQ_FAMILIES)}, or "
-                  "ISL_OSL in tokens (e.g. 2048_1024)", param, ctx)
+        self.fail(f"{value!r} is not a sequence family: {SEQ_FORM}", param, ctx)
 
 
 def split_commas(ctx, param, values):
@@ -159,25 +157,13 @@ def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
 
 
 def check_named_points(catalog, sel: Selection) -> None:
-    """A --conc or --seq-lens value that none of the named configs has is a typo: a usage
-    error listing what they do have, not an empty matrix with exit 0."""
-    if not sel.conc and not sel.seq_lens:
-        return
-    import dataclasses
+    """A --conc or --seq-lens value that none of the named configs has is a usage error
+    listing what they do have, not an empty matrix with exit 0."""
+    from infersweep.matrix import points
 
-    rows = [row for _, row in generate_keyed(catalog, dataclasses.replace(
-        sel, conc=None, seq_lens=None))]
-    keys = ", ".join(sel.config_keys or [])
-    have_concs = sorted({c for row in rows for c in concs(row)})
-    have_seqs = sorted({seq_name(row["isl"], row["osl"]) for row in rows if row.get("isl")})
-    for option, wanted, have in (("--conc", sel.conc, have_concs),
-                                 ("--seq-lens", sel.seq_lens, have_seqs)):
-        bad = [str(v) for v in wanted or [] if v not in have]
-        if bad:
-            raise click.BadParameter(
-                f"{', '.join(bad)}: not {'a point' if option == '--conc' else 'a sequence family'}"
-                f" of {keys} (it has: {', '.join(map(str, have)) or 'none'}; see `infersweep "
-                "explain KEY`)", param_hint=f"'{option}'")
+    for option, bad, have in points.unmatched(catalog, sel):
+        raise click.BadParameter(points.describe(option, bad, have, sel.config_keys or []),
+                                 param_hint=f"'{option}'")
 
 
 @matrix.command("test-config")

@@ -30,7 +30,7 @@ def first_message(text: str) -> str:
 @pytest.mark.parametrize("args,code,first", [
     (["matrix", "test-config", "--config-keys", KEY, "--seq-lens", "8k", *CATALOG], 2,
      "Error: Invalid value for '--seq-lens': '8k' is not a sequence family: use 1k1k, 8k1k, "
-     "or ISL_OSL in tokens (e.g. 2048_1024)"),
+     "or ISL_OSL in tokens, e.g. 2048_1024"),
     (["matrix", "test-config", "--config-keys", KEY, "--seq-lens", "1k1k", *CATALOG], 2,
      f"Error: Invalid value for '--seq-lens': 1k1k: not a sequence family of {KEY} (it has: "
      "8k1k; see `infersweep explain KEY`)"),
@@ -115,3 +115,23 @@ def test_root_help_lists_exactly_the_commands_that_exist(run_cli):
     assert listed == cli.list_commands(ctx)
     assert all(cli.get_command(ctx, name) is not None for name in listed)
     assert "stag" not in out.split("Commands:", 1)[0]  # no command promised that is not there
+
+
+@pytest.mark.parametrize("inputs,first", [
+    ({"config-keys": KEY, "seq-lens": "8k"},
+     "error: --dispatch: [dispatch] seq-lens: '8k' is not a sequence family (use 1k1k, 8k1k, "
+     "or ISL_OSL in tokens, e.g. 2048_1024)"),
+    ({"config-keys": KEY, "conc": "3 4"},
+     f"error: --dispatch: [dispatch] conc: 3: not a point of {KEY} (it has: 4, 8, 16, 32, 64, "
+     "128, 256, 512, 768, 1024, 2048; see `infersweep explain KEY`)"),
+])
+def test_a_manual_dispatch_names_the_input_none_of_its_keys_has(inputs, first, run_cli,
+                                                                tmp_path):
+    (tmp_path / "configs").mkdir()
+    for name in ("amd-master.yaml", "runners.yaml"):
+        (tmp_path / "configs" / name).write_text(
+            (REPO / "tests/data/catalog" / name).read_text())
+    code, _, err = run_cli("changelog", "matrix", "--repo", tmp_path, "--dispatch",
+                           json.dumps(inputs))
+    assert code == 1
+    assert first_message(err) == first
