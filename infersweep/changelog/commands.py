@@ -123,8 +123,10 @@ def _load(root, base_ref, head_ref, changelog_file, pr_number, fetch_missing, wo
 @changelog.command()
 @_refs
 @output.output_format_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the appended entries as one object on stdout.")
 def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
-          working_tree):
+          working_tree, fmt):
     """Fail unless the head only appends valid entries whose keys exist at the head.
 
     The head is a commit (--head-ref): uncommitted edits are not judged, and the check says
@@ -136,14 +138,24 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fe
     change = _load(root, base_ref, head_ref, changelog_file, pr_number, fetch_missing,
                    working_tree)
     _warn(change)
-    rows = [[change.appended.doc.locate((i,))[0], ", ".join(keys),
-             ", ".join(e.get("scenario-type") or ["all"]),
-             "append-only" if e.get("append-only") else "evals-only" if e.get("evals-only")
-             else "all-evals" if e.get("all-evals") else "full"]
-            for i, (e, keys) in enumerate(zip(change.entries, change.keys, strict=True))]
+    entries = [{"line": change.appended.doc.locate((i,))[0], "config-keys": keys,
+                "scenarios": e.get("scenario-type") or ["all"],
+                "mode": "append-only" if e.get("append-only") else "evals-only"
+                if e.get("evals-only") else "all-evals" if e.get("all-evals") else "full"}
+               for i, (e, keys) in enumerate(zip(change.entries, change.keys, strict=True))]
+    rows = [[e["line"], ", ".join(e["config-keys"]), ", ".join(e["scenarios"]), e["mode"]]
+            for e in entries]
     table = tabulate(rows, headers=["line", "config keys", "scenarios", "mode"],
                      tablefmt="github")
     where = f" in {WORKING_TREE}" if working_tree else ""
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, "changelog": changelog_file,
+                               "base-commit": change.base_commit,
+                               "head-commit": change.head_commit,
+                               "working-tree": bool(working_tree), "entries": entries},
+                              indent=2))
+        ghactions.add_summary(f"### Changelog check\n\n{table}")
+        return
     click.echo(f"ok: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} appended to "
                f"{changelog_file}{where} since {change.base_commit[:12]}\n{table}")
     ghactions.add_summary(f"### Changelog check\n\n{table}")

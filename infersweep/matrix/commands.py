@@ -12,7 +12,7 @@ from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
 from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
-from infersweep.matrix.table import explain_table, matrix_table
+from infersweep.matrix.table import explain_data, explain_table, matrix_table
 
 
 class SeqFamily(click.ParamType):
@@ -181,7 +181,9 @@ def test_config(config_files, runner_config, fmt, **selection):
 @click.argument("key")
 @multi_option("--config-files", type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path))
-def explain(key, config_files, runner_config):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: a list with one object per matching key.")
+def explain(key, config_files, runner_config, fmt):
     """What a full sweep of config KEY runs and costs: points, GPUs and nodes.
 
     KEY may be a glob ('dsv4*'): every matching key is explained, in catalog order, each
@@ -189,9 +191,12 @@ def explain(key, config_files, runner_config):
     """
     catalog = catalog_from_options(config_files, runner_config)
     keys = select_keys(catalog, [key])
-    tables = [explain_table(k, catalog, [row for _, row in
-                                         generate_keyed(catalog, Selection(config_keys=[k]))])
-              for k in keys]
+    rows = {k: [row for _, row in generate_keyed(catalog, Selection(config_keys=[k]))]
+            for k in keys}
+    if fmt == "json":
+        click.echo(json.dumps([explain_data(k, catalog, rows[k]) for k in keys], indent=2))
+        return
+    tables = [explain_table(k, catalog, rows[k]) for k in keys]
     if len(keys) > 1:
         tables.insert(0, f"{len(keys)} config keys match {key!r}: {', '.join(keys)}")
     click.echo("\n\n".join(tables))

@@ -6,6 +6,7 @@ line the user sees."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -167,3 +168,14 @@ def test_a_base_ref_typo_suggests_a_fetch_that_works(tmp_path, repo, run_cli):
     assert "did you mean 'main'? (run `git fetch origin main`, then pass --base-ref origin/main)" \
         in first
     assert "git fetch origin origin/" not in err
+
+
+def test_check_format_json(repo, run_cli):
+    repo.commit("append", {"perf-changelog.yaml": _changelog(repo) + APPENDED_ENTRY})
+    code, out, err = _check(run_cli, repo, "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["ok"] is True and data["working-tree"] is False
+    assert data["entries"] == [{"line": data["entries"][0]["line"], "config-keys": [KEY],
+                                "scenarios": ["all"], "mode": "full"}]
+    assert data["head-commit"] == repo.git("rev-parse", "HEAD")

@@ -135,3 +135,12 @@ def test_a_manual_dispatch_names_the_input_none_of_its_keys_has(inputs, first, r
                            json.dumps(inputs))
     assert code == 1
     assert first_message(err) == first
+
+
+def test_explain_format_json_has_booleans_and_numbers(run_cli):
+    code, out, err = run_cli("explain", KEY, "--format", "json", *CATALOG)
+    assert code == 0, err
+    [data] = json.loads(out)
+    assert data["config-key"] == KEY and data["nodes-peak"] == 3
+    assert all(isinstance(p["eval"], bool) for p in data["points"])
+    assert [p["conc"] for p in data["points"] if p["eval"]] == [128, 2048]
