@@ -144,3 +144,19 @@ def test_explain_format_json_has_booleans_and_numbers(run_cli):
     assert data["config-key"] == KEY and data["nodes-peak"] == 3
     assert all(isinstance(p["eval"], bool) for p in data["points"])
     assert [p["conc"] for p in data["points"] if p["eval"]] == [128, 2048]
+
+
+def test_validate_output_format_github_puts_the_error_on_the_line(run_cli, tmp_path):
+    master = tmp_path / "x-master.yaml"
+    text = (REPO / "tests/data/catalog/amd-master.yaml").read_text()
+    lines = text.splitlines()
+    n = next(i for i, line in enumerate(lines) if line.strip() == "runner: mi355x") + 1
+    master.write_text(text.replace("runner: mi355x\n", "runner: mi355x-nope\n", 1))
+    code, out, err = run_cli("validate", master, "--runner-config",
+                             REPO / "tests/data/catalog/runners.yaml", "--output-format",
+                             "github")
+    assert code == 1
+    first = out.splitlines()[0]
+    assert first.startswith(f"::error file={master.as_posix()},line={n},col=")
+    assert ",title=infersweep validate [unknown-runner]::" in first
+    assert first_message(err).startswith(f"error: {master}:{n}:")
