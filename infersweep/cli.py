@@ -116,3 +116,5 @@ def run(group: click.Command, argv, prog_name: str) -> None:
         click.echo(f"error: {_describe_os_error(exc)} (unexpected {type(exc).__name__}; set "
                    f"{DEBUG_ENV}=1 to see where it happened and report it)", err=True)
         sys.exit(1)
+    finally:
+        output.select(output.TEXT)

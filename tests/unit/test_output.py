@@ -11,6 +11,7 @@ from infersweep.diagnostics import Diagnostic
 
 @pytest.fixture(autouse=True)
 def _text_again():
+    output.select(output.TEXT)  # as every CLI run starts
     yield
     output.select(output.TEXT)
 
