@@ -31,7 +31,8 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     if not paths:
         files = default_config_files()
     catalog = load_catalog(files, runner_file)
-    output.warn(catalog.warnings)
+    for w in catalog.warnings:
+        click.echo(f"warning: {w}", err=True)
     n = len(catalog.entries)
     click.echo(f"ok: {n} config key{'s' if n != 1 else ''} in {len(files) or 0} file(s), "
                f"{len(catalog.runners.labels)} runner labels ({runner_file})")
