@@ -141,7 +141,7 @@ def verdict(problems: list[Problem], counts: dict) -> str:
 
 
 def as_diagnostic(p: Problem) -> Diagnostic:
-    return Diagnostic(p.file or "", 0, 0, f"{p.point}: {p.message}", rule=f"results-{p.kind}")
+    return Diagnostic(p.file or "", 0, 0, f"{p.point}: {p.message}")
 
 
 def github_annotations(problems: list[Problem]) -> str:
