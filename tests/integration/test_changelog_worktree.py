@@ -179,3 +179,19 @@ def test_check_format_json(repo, run_cli):
     assert data["entries"] == [{"line": data["entries"][0]["line"], "config-keys": [KEY],
                                 "scenarios": ["all"], "mode": "full"}]
     assert data["head-commit"] == repo.git("rev-parse", "HEAD")
+
+
+def test_a_base_ref_typo_with_the_remote_unreachable_suggests_the_local_name(tmp_path, repo,
+                                                                             run_cli):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--branch", "pr", str(repo.path), str(clone)],
+                   check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "set-url", "origin",
+                    str(tmp_path / "gone.git")], check=True)
+    code, _, err = run_cli("changelog", "check", "--repo", clone, "--base-ref", "origin/mian",
+                           "--head-ref", "HEAD")
+    assert code == 1
+    assert _first(err) == (
+        "error: <git>: [git-ref] unknown git revision 'origin/mian' (--base-ref) (did you mean "
+        "'origin/main'?; origin could not be reached to check the name; if 'mian' is right, "
+        "run `git fetch origin mian`)")
