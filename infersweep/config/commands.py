@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from infersweep import output
 from infersweep.config.catalog import (
     FLEETS_FILE,
     MASTER_GLOB,
@@ -64,6 +65,7 @@ def file_kind(path: Path) -> str:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path), default=None,
               help="Runners file (default: configs/runners.yaml).")
+@output.output_format_option
 def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
     """Validate master configs and the runners file; list every error, exit 1 on any.
 
@@ -118,8 +120,7 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
         raise InputError(sorted(set(problems + exc.diagnostics))) from None
     if problems:
         raise InputError(sorted(set(problems)))
-    for w in catalog.warnings:
-        click.echo(f"warning: {w}", err=True)
+    output.warn(catalog.warnings)
     n = len(catalog.entries)
     fleets_note = ""
     if catalog.runners.fleets:

@@ -285,3 +285,14 @@ def test_collect_job_collects_checks_and_checks_evals():
     assert all("hashFiles('evals/**/eval.json')" in s["if"] for s in evals)
     upload = steps[-1]
     assert upload["with"]["name"] == "results_bmk" and "aggregate" in upload["with"]["path"]
+
+
+@pytest.mark.parametrize("command", ["infersweep validate", "infersweep pins check",
+                                     "infersweep changelog check", "infersweep results check"])
+def test_gate_steps_annotate_the_diff(command):
+    """Every step that runs a gate prints its problems as GitHub annotations as well."""
+    runs = [step["run"] for path in WORKFLOWS.glob("*.yml")
+            for job in yaml.load(path.read_text(), Loader=yaml.BaseLoader)["jobs"].values()
+            for step in job.get("steps", []) if step.get("run", "").startswith(command)]
+    assert runs, f"no workflow step runs {command}"
+    assert all("--output-format github" in r for r in runs), runs
