@@ -89,7 +89,7 @@ def _changelog_entries(meta: dict | None) -> list[dict]:
         keys = [str(k) for k in keys] if isinstance(keys, list) else []
         other = [(str(k), str(v)) for k, v in sorted(e.items(), key=lambda kv: str(kv[0]))
                  if k not in ("config-keys", "description", "pr-link")]
-        out.append({"keys": keys, "description": desc, "pr_link": e.get("pr-link"),
+        out.append({"config_keys": keys, "description": desc, "pr_link": e.get("pr-link"),
                     "other": other})
     return out
 
