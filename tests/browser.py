@@ -8,6 +8,7 @@ Tests skip where no ``chromium`` is installed, and fail instead when
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -56,10 +57,9 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
         try:
             out, err = proc.communicate(timeout=timeout)
         finally:
-            try:  # the browser's helpers share its session (and so its process group)
+            # the browser's helpers share its session (and so its process group)
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
         return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 

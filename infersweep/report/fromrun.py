@@ -31,9 +31,10 @@ def _error(path: Path, message: str, hint: str = "") -> InputError:
 
 
 def _rows_of(paths: list[str]) -> list[dict]:
+    """Every row read (before the rerun rule, so rows of two runs are seen as such)."""
     g = collecting.gather(paths, allow_incomplete=True)
     collecting.raise_errors(g)
-    return collecting.deduplicate(g.rows)
+    return g.rows
 
 
 def _evals_file(path: Path) -> list[dict]:
@@ -102,6 +103,7 @@ def load(raw: str | Path) -> StagedRun:
     if not rows:
         raise _error(path, "the run has no result rows")
     run_id, attempt = _identity(path, rows)
+    rows = collecting.deduplicate(rows)
     return StagedRun(run_id=run_id, attempt=attempt,
                      source="github" if run_id.isdigit() else "local",
                      staged_at=staged or now(), changelog=changelog, points=rows, evals=evals)
