@@ -1,0 +1,123 @@
+"""Wall time of `infersweep report build` on 20 staged runs (the issue's target: under 10 s),
+and plotly's own way of writing the same charts (`write_html`, plotly.js inlined in each file)
+measured in the same run as the peer.
+
+Each run has CONFIGS configs of two topologies (4 + 3 concurrencies), processed by the real
+results code and saved as aggregates; `report build --from-run` reads and validates them,
+then writes the index, a page per config (every run's traces) and a page per run.
+
+    python benchmarks/perf/report_build.py [--runs 20] [--configs 10] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from tests import reportruns  # noqa: E402  (the run folders the report tests use)
+
+
+def make_runs(root: Path, runs: int, configs: int) -> list[Path]:
+    aggs = []
+    for i in range(runs):
+        folder = root / f"run-{i:02d}"
+        for c in range(configs):
+            reportruns.write_run(folder, str(33_000_000 + i), seed=i % 5, scale_down=1.0,
+                                 key=f"cfg-{c:02d}", evals=(0.95,) if c == 0 else ())
+        out = root / f"agg-{i:02d}"
+        out.mkdir()
+        for cmd in (["results", "collect", str(folder), "-o", str(out / "results.json")],
+                    ["eval", "collect", str(folder), "-o", str(out / "evals.json")]):
+            subprocess.run([sys.executable, "-m", "infersweep", *cmd], check=True,
+                           capture_output=True)
+        aggs.append(out / "results.json")
+    return aggs
+
+
+def ours(aggs: list[Path], out: Path, repeat: int) -> tuple[float, str]:
+    cmd = [sys.executable, "-m", "infersweep", "report", "build", "--out", str(out),
+           "--thresholds", str(REPO / "configs" / "eval-thresholds.yaml")]
+    for a in aggs:
+        cmd += ["--from-run", str(a)]
+    times, line = [], ""
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        line = proc.stdout.splitlines()[0]
+    return statistics.median(times), line
+
+
+def peer(aggs: list[Path], out: Path, repeat: int) -> tuple[float, int]:
+    """plotly's write_html of every chart of the same site, each a standalone file with
+    plotly.js inlined (what one gets from plotly alone), in a fresh process."""
+    script = f"""
+import sys, time
+sys.path.insert(0, {str(REPO)!r})
+from pathlib import Path
+import plotly.graph_objects as go
+from infersweep.report import charts, fromrun, views
+start = time.perf_counter()
+runs = [fromrun.load(p) for p in {[str(a) for a in aggs]!r}]
+site = views.arrange(runs, None)
+out = Path({str(out)!r}); out.mkdir(exist_ok=True)
+n = 0
+for key, view in site.configs.items():
+    for c in views.charts_of([(site.index_of(r), r, p) for r, p in view.points]):
+        go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs=True)
+        n += 1
+for i, run in enumerate(site.runs):
+    for key in site.run_configs[i]:
+        pts = [(i, run, p) for p in run.points if p["config_key"] == key]
+        for c in views.charts_of(pts):
+            go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs=True)
+            n += 1
+print(n)
+"""
+    times, n = [], 0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
+                              text=True)
+        times.append(time.perf_counter() - start)
+        n = int(proc.stdout.strip())
+    return statistics.median(times), n
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--configs", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        aggs = make_runs(t / "in", args.runs, args.configs)
+        points = sum(len(json.loads(a.read_text())["rows"]) for a in aggs)
+        mine, line = ours(aggs, t / "site", args.repeat)
+        size = sum(p.stat().st_size for p in (t / "site").rglob("*") if p.is_file())
+        theirs, n = peer(aggs, t / "peer", args.repeat)
+        peer_size = sum(p.stat().st_size for p in (t / "peer").rglob("*") if p.is_file())
+    print(f"{args.runs} runs x {args.configs} configs, {points} points; median of "
+          f"{args.repeat}, fresh processes")
+    print(f"report build: {line}")
+    print("| what | wall (s) | written |")
+    print("|---|---|---|")
+    print(f"| `report build` (all pages, tables, {n} charts, one plotly.js) | {mine:.2f} | "
+          f"{size / 1e6:.1f} MB |")
+    print(f"| plotly `write_html` of the same {n} charts, plotly.js inlined | {theirs:.2f} | "
+          f"{peer_size / 1e6:.1f} MB |")
+    print(f"ratio: {theirs / mine:.1f}x faster than the peer")
+
+
+if __name__ == "__main__":
+    main()
