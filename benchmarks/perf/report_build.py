@@ -57,9 +57,10 @@ def ours(aggs: list[Path], out: Path, repeat: int) -> tuple[float, str]:
     return statistics.median(times), line
 
 
-def peer(aggs: list[Path], out: Path, repeat: int) -> tuple[float, int]:
-    """plotly's write_html of every chart of the same site, each a standalone file with
-    plotly.js inlined (what one gets from plotly alone), in a fresh process."""
+def peer(aggs: list[Path], out: Path, repeat: int, js) -> tuple[float, int]:
+    """plotly's write_html of every chart of the same site (validated figures), each a
+    standalone file: plotly.js inlined (``js=True``, what one gets from plotly alone) or
+    shared (``js="directory"``), in a fresh process. No tables, no index."""
     script = f"""
 import sys, time
 sys.path.insert(0, {str(REPO)!r})
@@ -73,13 +74,13 @@ out = Path({str(out)!r}); out.mkdir(exist_ok=True)
 n = 0
 for key, view in site.configs.items():
     for c in views.charts_of([(site.index_of(r), r, p) for r, p in view.points]):
-        go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs=True)
+        go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs={js!r})
         n += 1
 for i, run in enumerate(site.runs):
     for key in site.run_configs[i]:
         pts = [(i, run, p) for p in run.points if p["config_key"] == key]
         for c in views.charts_of(pts):
-            go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs=True)
+            go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs={js!r})
             n += 1
 print(n)
 """
@@ -105,8 +106,10 @@ def main() -> None:
         points = sum(len(json.loads(a.read_text())["rows"]) for a in aggs)
         mine, line = ours(aggs, t / "site", args.repeat)
         size = sum(p.stat().st_size for p in (t / "site").rglob("*") if p.is_file())
-        theirs, n = peer(aggs, t / "peer", args.repeat)
+        theirs, n = peer(aggs, t / "peer", args.repeat, True)
         peer_size = sum(p.stat().st_size for p in (t / "peer").rglob("*") if p.is_file())
+        shared, _ = peer(aggs, t / "peer2", args.repeat, "directory")
+        shared_size = sum(p.stat().st_size for p in (t / "peer2").rglob("*") if p.is_file())
     print(f"{args.runs} runs x {args.configs} configs, {points} points; median of "
           f"{args.repeat}, fresh processes")
     print(f"report build: {line}")
@@ -116,7 +119,10 @@ def main() -> None:
           f"{size / 1e6:.1f} MB |")
     print(f"| plotly `write_html` of the same {n} charts, plotly.js inlined | {theirs:.2f} | "
           f"{peer_size / 1e6:.1f} MB |")
-    print(f"ratio: {theirs / mine:.1f}x faster than the peer")
+    print(f"| plotly `write_html` of the same {n} charts, one shared plotly.min.js | "
+          f"{shared:.2f} | {shared_size / 1e6:.1f} MB |")
+    print(f"ratio: {theirs / mine:.1f}x faster than plotly.js inlined, "
+          f"{shared / mine:.1f}x than shared")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ def _text(s) -> str:
 
 def _hover(p: dict) -> str:
     def num(v, fmt):
+        v = pareto.number(v)
         return "–" if v is None else format(v, fmt)
     return (f"{_text(p.get('recipe_name'))}<br>conc {p.get('conc')}<br>"
             f"{num(p.get(pareto.Y), ',.1f')} tok/s/GPU<br>"
@@ -47,7 +48,8 @@ def figure(chart: Chart) -> dict:
         data.append({
             "type": "scatter", "mode": "markers", "name": _text(s.name),
             "legendgroup": f"run{s.run_index}",
-            "x": [p[pareto.X] for p in s.points], "y": [p[pareto.Y] for p in s.points],
+            "x": [pareto.number(p[pareto.X]) for p in s.points],
+            "y": [pareto.number(p[pareto.Y]) for p in s.points],
             "text": [_hover(p) for p in s.points], "hovertemplate": "%{text}<extra></extra>",
             "marker": {"color": COLOURS[s.run_index % len(COLOURS)], "symbol": symbol,
                        "size": 9},
@@ -56,7 +58,8 @@ def figure(chart: Chart) -> dict:
         data.append({
             "type": "scatter", "mode": "lines", "name": _text(f"{run.label} · Pareto frontier"),
             "legendgroup": f"run{i}", "hoverinfo": "skip",
-            "x": [p[pareto.X] for p in front], "y": [p[pareto.Y] for p in front],
+            "x": [pareto.number(p[pareto.X]) for p in front],
+            "y": [pareto.number(p[pareto.Y]) for p in front],
             "line": {"color": COLOURS[i % len(COLOURS)], "dash": "dash", "width": 2},
         })
     layout = {

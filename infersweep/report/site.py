@@ -8,7 +8,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from infersweep.report import charts as chartmod
-from infersweep.report import output, views
+from infersweep.report import output, pareto, views
 from infersweep.stage.model import StagedRun
 
 DEFAULT_TITLE = "infersweep results"
@@ -56,9 +56,10 @@ class _RenderedChart:
 
 
 def _num(value, fmt: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    n = pareto.number(value)
+    if n is None:
         return "" if value is None else str(value)
-    return format(value, fmt)
+    return format(n, fmt)
 
 
 def _environment():

@@ -82,8 +82,8 @@ class JudgedEval:
     def passed(self) -> bool | None:
         if self.threshold is None:
             return None
-        scores = [self.row.get("em-strict"), self.row.get("em-flexible")]
-        return all(isinstance(s, int | float) and s >= self.threshold for s in scores)
+        scores = [pareto.number(self.row.get(k)) for k in ("em-strict", "em-flexible")]
+        return all(s is not None and s >= self.threshold for s in scores)
 
 
 @dataclass

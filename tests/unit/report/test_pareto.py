@@ -19,3 +19,12 @@ def test_ties_keep_the_first_and_incomplete_points_never_count():
     no_number = {"median_intvty": None, "tput_per_gpu": 500, "successful": True}
     assert frontier([first, second, unsuccessful, no_number]) == [first]
     assert frontier([]) == []
+
+
+def test_numbers_as_a_database_returns_them_count():
+    from decimal import Decimal
+
+    a = {"median_intvty": Decimal("12.5"), "tput_per_gpu": 900, "successful": 1}
+    b = {"median_intvty": 10, "tput_per_gpu": Decimal("800.0"), "successful": 1}
+    nan = {"median_intvty": float("nan"), "tput_per_gpu": 1e9, "successful": 1}
+    assert frontier([a, b, nan]) == [a]
