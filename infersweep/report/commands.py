@@ -26,16 +26,19 @@ def _store_runs(url: str | None) -> list:
             raise
         raise InputError("the results store is not part of this installation; build from "
                          "run folders with --from-run DIR") from None
-    return list(open_store(url).staged_runs())
+    with open_store(url) as store:
+        return list(store.staged_runs())
 
 
 @report.command("build")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="The site folder (replaced whole when the build succeeds; created if new).")
 @click.option("--db", "db_url", default=None,
-              help=f"Results store URL (SQLite file or PostgreSQL) [default: ${DB_ENV}, else "
-                   "the store's default SQLite file]; with --from-run, the store is read "
-                   f"only when --db or ${DB_ENV} is set.")
+              metavar="URL",
+              help="The results store: a SQLite file path, sqlite:///PATH or "
+                   f"postgresql+psycopg://USER:PASSWORD@HOST:PORT/DB [default: ${DB_ENV}, "
+                   "else results/infersweep.db]; with --from-run, the store is read only "
+                   f"when --db or ${DB_ENV} is set.")
 @click.option("--from-run", "from_runs", multiple=True, type=click.Path(path_type=Path),
               help="A run to include without a store: a `sweep run` output folder, a "
                    "downloaded results artifact (aggregate/results.json) or an aggregate "
