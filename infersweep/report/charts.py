@@ -28,14 +28,14 @@ def _text(s) -> str:
 
 
 def _hover(p: dict) -> str:
-    def num(v, fmt):
+    def num(v, fmt, scale=1.0):
         v = pareto.number(v)
-        return "–" if v is None else format(v, fmt)
+        return "–" if v is None else format(v * scale, fmt)
     return (f"{_text(p.get('recipe_name'))}<br>conc {p.get('conc')}<br>"
             f"{num(p.get(pareto.Y), ',.1f')} tok/s/GPU<br>"
             f"{num(p.get(pareto.X), ',.2f')} tok/s/user<br>"
-            f"TTFT {num(p.get('median_ttft'), ',.1f')} ms · TPOT "
-            f"{num(p.get('median_tpot'), ',.2f')} ms<br>"
+            f"TTFT {num(p.get('median_ttft'), ',.1f', 1000)} ms · TPOT "  # rows keep seconds
+            f"{num(p.get('median_tpot'), ',.2f', 1000)} ms<br>"
             f"job {_text(p.get('job_id'))} · attempt {p.get('attempt')}")
 
 

@@ -62,13 +62,19 @@ def _num(value, fmt: str) -> str:
     return format(n, fmt)
 
 
+def _ms(seconds):
+    """Rows keep latencies in seconds (as InferenceX does); tables show milliseconds."""
+    n = pareto.number(seconds)
+    return None if n is None else n * 1000
+
+
 def _environment():
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("infersweep.report", "templates"),
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(num=_num, run_page=run_page_path, config_page=config_page_path)
+    env.globals.update(num=_num, ms=_ms, run_page=run_page_path, config_page=config_page_path)
     return env
 
 

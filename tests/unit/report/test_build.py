@@ -111,7 +111,9 @@ def test_the_run_page_has_provenance_and_changelog(runs, tmp_path):
     for text in ("full-sweep-fail-fast", "#7", "ab" * 20, reportruns.rr.IMAGE,
                  reportruns.rr.COMMIT, reportruns.rr.REVISION, "job-200-1", "More c.",
                  'href="https://github.com/o/r/pull/7"', "main → topic", "evals-only",
-                 'href="../configs/gptoss-fp4-h200-vllm.html"'):
+                 'href="../configs/gptoss-fp4-h200-vllm.html"',
+                 # latencies are kept in seconds and shown in ms: TTFT 150 ms, TPOT 10 ms
+                 '<td class="num">150.0</td><td class="num">10.00</td>'):
         assert text in page, text
 
 
