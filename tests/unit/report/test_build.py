@@ -154,3 +154,10 @@ def test_file_names_are_safe_and_distinct():
     a, b = views.file_stem("a/b"), views.file_stem("a_b")
     assert a != b and a.startswith("a_b-") and "/" not in a
     assert views.file_stem("..").startswith("_-") and views.file_stem("") .startswith("_")
+
+
+def test_an_empty_store_gives_an_index_that_says_so(tmp_path):
+    s = build([], tmp_path / "site")
+    assert s.pages == ["index.html"] and s.charts == []
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "0 staged runs, 0 configs." in index and "plotly.min.js" not in index
