@@ -28,6 +28,11 @@ def check_out(out: Path) -> None:
     """Refuse an unusable ``--out`` before any work: a file, a folder that is not a report,
     or a place where the folder (and its temporary sibling) cannot be written."""
     what = "--out"
+    out = Path(os.path.abspath(out))  # "." and "x/.." name the folder itself
+    here = Path.cwd()
+    if out == here or out in here.parents:
+        raise OutputError(out, "it is the working folder or holds it, which a rebuild "
+                          "would replace", "give a folder for the site, e.g. --out site", what)
     if out.exists() or out.is_symlink():
         if not out.is_dir() or out.is_symlink():
             raise OutputError(out, "it is not a folder", "give a folder for the site", what)
@@ -63,6 +68,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
     """A temporary folder beside ``out`` to write the site into; it replaces ``out`` when the
     block succeeds, and is removed when it fails."""
     check_out(out)
+    out = Path(os.path.abspath(out))
     created = []
     p = out.parent
     while not p.exists():

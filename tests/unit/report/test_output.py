@@ -69,3 +69,13 @@ def test_bad_out_folders_are_refused_before_any_work(run, tmp_path):
     (tmp_path / "empty").mkdir()
     build([run], tmp_path / "empty")  # an empty folder is fine
     assert (tmp_path / "empty" / output.MARKER).is_file()
+
+
+def test_the_working_folder_and_its_parents_are_refused(run, tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.chdir(site)
+    for out in (Path("."), Path(".."), Path("/")):
+        with pytest.raises(OutputError, match="it is the working folder or holds it"):
+            build([run], out)
+    assert list(site.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["site"]
