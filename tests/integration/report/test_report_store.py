@@ -10,13 +10,10 @@ import pytest
 
 pytest.importorskip("infersweep.stage.store")
 
-from infersweep.report import build, fromrun  # noqa: E402
 from infersweep.stage.store import open_store  # noqa: E402
-from tests import browser, reportruns  # noqa: E402
 
-# the results-store tests' stores: an empty SQLite file, and a database of its own on a real
-# PostgreSQL (skipped without one, unless INFERSWEEP_REQUIRE_POSTGRES=1)
-from tests.integration.stage.conftest import pg_server, pg_url, store_url  # noqa: E402, F401
+from infersweep.report import build, fromrun  # noqa: E402
+from tests import browser, reportruns  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
