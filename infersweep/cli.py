@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "launch": "infersweep.launch.commands:launch",
     "results": "infersweep.results.commands:results",
     "eval": "infersweep.evals.commands:eval_group",
+    "store": "infersweep.stage.commands:store",
     "report": "infersweep.report.commands:report",
 }
 

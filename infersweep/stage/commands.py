@@ -1,0 +1,125 @@
+"""`infersweep store`: create, fill and list the results store, with or without GitHub."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from infersweep import ghactions
+from infersweep.clitypes import POSITIVE_INT
+
+DB_HELP = ("The store: a SQLite file path, sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@"
+           "HOST:PORT/DB [default: $INFERSWEEP_DB_URL, else results/infersweep.db].")
+
+
+def db_option(f):
+    return click.option("--db", "db", default=None, metavar="URL", help=DB_HELP)(f)
+
+
+@click.group()
+def store():
+    """The results store: staged runs, their points and evals (SQLite or PostgreSQL)."""
+
+
+@store.command()
+@db_option
+def migrate(db):
+    """Create the store's tables, or bring them to this version's schema."""
+    from infersweep.stage.store import open_store
+
+    with open_store(db) as s:
+        before = s.revision
+        after = s.migrate()
+        shown = s.target.shown
+    if before == after:
+        click.echo(f"store {shown}: schema at revision {after}, nothing to do")
+    else:
+        click.echo(f"store {shown}: schema migrated from {before or 'nothing'} to revision "
+                   f"{after}")
+
+
+def _summary_markdown(shown: str, s, layout: str, source: str) -> str:
+    lines = [f"### Staged run {s.run_id} (attempt {s.attempt})", "",
+             f"Into the results store `{shown}` from a {layout} folder ({source}).", "",
+             "| | inserted | updated | removed |", "|---|---:|---:|---:|",
+             f"| points | {s.points_inserted} | {s.points_updated} | {s.points_removed} |",
+             f"| evals | {s.evals_inserted} | {s.evals_updated} | {s.evals_removed} |", ""]
+    if s.configs:
+        lines += ["Configs: " + ", ".join(f"`{c}`" for c in s.configs), ""]
+    return "\n".join(lines)
+
+
+@store.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@db_option
+@click.option("--run-id", default=None,
+              help="The run's id [default: the run id in the manifests' provenance].")
+@click.option("--attempt", type=POSITIVE_INT, default=None,
+              help="The run's attempt [default: the newest attempt among its rows].")
+@click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
+              help="Append a markdown summary here (default: $GITHUB_STEP_SUMMARY).")
+def ingest(folder, db, run_id, attempt, step_summary):
+    """Stage the run in FOLDER: its points, evals and changelog metadata, in one transaction.
+
+    FOLDER is a `sweep run` output folder or a run's downloaded artifacts (results_bmk with
+    aggregate/results.json and aggregate/evals.json, changelog-metadata). Rows are checked
+    against their schema first; on any error nothing is written. Staging the same run id
+    and attempt again updates its rows in place and leaves other runs untouched.
+    """
+    from infersweep.diagnostics import Diagnostic, InputError
+    from infersweep.stage.store import RunInfo, open_store, read_run_dir
+
+    ghactions.check_targets({"--step-summary": step_summary})
+    click.echo(f"reading {folder}", err=True)
+    d = read_run_dir(folder)
+    for w in d.warnings:
+        click.echo(f"warning: {w}", err=True)
+    run_id = run_id or d.run_id
+    if not run_id:
+        raise InputError(Diagnostic(folder, 0, 0, "the rows belong to "
+                                    f"{len(d.run_ids)} runs: {', '.join(d.run_ids[:5])}",
+                                    "pass the folder of one run (one `sweep run` output "
+                                    "folder), or --run-id to stage them as one run",
+                                    "store-input"))
+    attempt = attempt or d.attempt
+    source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
+    click.echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "
+               f"{attempt} ({d.layout} folder)", err=True)
+    info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
+                   changelog=d.changelog)
+    with open_store(db) as s:
+        s.check(info, d.points, d.evals)  # before a new store's file is created
+        if s.revision is None:
+            click.echo(f"store {s.target.shown}: new, schema created at revision "
+                       f"{s.migrate()}", err=True)
+        summary = s.ingest(info, d.points, d.evals)
+        shown = s.target.shown
+    click.echo(f"staged {summary.line} into {shown}")
+    ghactions.append(step_summary, _summary_markdown(shown, summary, d.layout, source) + "\n",
+                     "--step-summary")
+
+
+@store.command("list")
+@db_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def list_runs(db, fmt):
+    """The staged runs, oldest staging first, with their point and eval counts."""
+    from tabulate import tabulate
+
+    from infersweep.stage.store import open_store
+
+    with open_store(db) as s:
+        runs = s.overview()
+    if fmt == "json":
+        click.echo(json.dumps(runs, indent=2))
+        return
+    if not runs:
+        click.echo("no staged runs")
+        return
+    click.echo(tabulate([[r["run_id"], r["attempt"], r["source"], r["pr_number"] or "",
+                          r["staged_at"], r["points"], r["evals"], ", ".join(r["configs"])]
+                         for r in runs],
+                        headers=["run", "attempt", "source", "PR", "staged", "points",
+                                 "evals", "configs"]))

@@ -1,0 +1,131 @@
+"""A finished run's folder as the store's input: its points, evals and changelog metadata.
+
+Two layouts are read, both through ``results collect`` and ``eval collect``'s own code:
+
+- a local ``sweep run`` output folder (``<key>/<recipe>/manifest.json`` with ``row.json`` and
+  the client results; evals in the jobs' ``eval`` folders);
+- a downloaded CI artifact set: ``results_bmk`` (``results/`` job folders, plus
+  ``aggregate/results.json`` and ``aggregate/evals.json``) and ``changelog-metadata``
+  (``changelog_metadata.json``), each either at the top of the folder or in a folder of its
+  own below it. The aggregates are what the run's own collect job checked, so they are read
+  (and checked against their schema) rather than rebuilt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.evals import collect as eval_collect
+from infersweep.results import collect as results_collect
+from infersweep.results.sources import load_json
+
+AGGREGATE = Path("aggregate") / "results.json"
+EVALS = "evals.json"
+CHANGELOG = "changelog_metadata.json"
+
+
+@dataclass
+class RunDir:
+    points: list[dict]
+    evals: list[dict]
+    changelog: dict | None
+    layout: str                   # "artifacts" or "sweep"
+    run_id: str | None            # the rows' run id, when they agree on one
+    run_ids: list[str]            # every run id the rows and evals name
+    attempt: int                  # the newest attempt among the rows and evals
+    started: str | None           # the earliest manifest's collection time (local runs)
+    warnings: list[str]
+
+
+def _err(path, message: str, hint: str = "") -> InputError:
+    return InputError(Diagnostic(str(path), 0, 0, message, hint, "store-input"))
+
+
+def _one_below(root: Path, rel: Path | str, what: str) -> Path | None:
+    """``root/rel`` or ``root/*/rel``; an error when several are found."""
+    found = sorted({*root.glob(str(rel)), *root.glob(f"*/{rel}"), *root.glob(f"*/*/{rel}")})
+    if len(found) > 1:
+        raise _err(root, f"{len(found)} {what} files below this folder: "
+                   + ", ".join(p.relative_to(root).as_posix() for p in found),
+                   "pass the folder of one run")
+    return found[0] if found else None
+
+
+def _changelog(root: Path) -> dict | None:
+    found = sorted({*root.glob(CHANGELOG), *root.glob(f"*/{CHANGELOG}"),
+                    *root.glob(f"*/*/{CHANGELOG}")})
+    docs = []
+    for p in found:
+        data = load_json(p, "changelog metadata")
+        if not isinstance(data, dict):
+            raise _err(p, "the changelog metadata is not a JSON object",
+                       "restore the changelog-metadata artifact the run uploaded")
+        if data not in docs:
+            docs.append(data)
+    if len(docs) > 1:
+        raise _err(root, f"{len(found)} different {CHANGELOG} files below this folder",
+                   "pass the folder of one run")
+    return docs[0] if docs else None
+
+
+def _evals_file(path: Path) -> list[dict]:
+    data = load_json(path, "eval aggregate")
+    rows = data.get("evals") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or data.get("collect-version") != eval_collect.COLLECT_VERSION:
+        raise _err(path, "not an eval aggregate: expected "
+                   f'{{"collect-version": {eval_collect.COLLECT_VERSION}, "evals": [...]}}',
+                   "pass the file `infersweep eval collect` wrote")
+    return rows
+
+
+def _started(jobs: list[dict]) -> str | None:
+    times = []
+    for j in jobs:
+        try:
+            prov = orjson.loads(Path(j["manifest"]).read_bytes())["provenance"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(prov, dict) and isinstance(prov.get("collected"), str):
+            times.append(prov["collected"])
+    return min(times) if times else None
+
+
+def read_run_dir(path) -> RunDir:
+    root = Path(path)
+    if not root.is_dir():
+        raise _err(root, "no such folder" if not root.exists() else "not a folder",
+                   "pass a `sweep run` output folder or a run's downloaded artifacts")
+    agg_file = _one_below(root, AGGREGATE, "aggregate/results.json")
+    if agg_file is not None:
+        layout, sources = "artifacts", [agg_file]
+    else:
+        layout, sources = "sweep", [root]
+    g = results_collect.gather(sources, allow_incomplete=True)
+    results_collect.raise_errors(g)
+    rows = results_collect.aggregate(g)["rows"]
+    evals_file = agg_file.parent / EVALS if agg_file is not None else None
+    if evals_file is not None and evals_file.is_file():
+        evals = _evals_file(evals_file)
+    else:
+        evals = eval_collect.collect([str(root)])["evals"]
+    if not rows and not evals:
+        raise _err(root, "the run has no benchmark rows and no evals",
+                   "stage a run that produced results")
+    ids = {r["run_id"] for r in rows} | {e.get("run-id") for e in evals if e.get("run-id")}
+    attempts = [r["attempt"] for r in rows] + [e["attempt"] for e in evals
+                                               if isinstance(e.get("attempt"), int)]
+    return RunDir(points=rows, evals=evals, changelog=_changelog(root), layout=layout,
+                  run_id=next(iter(ids)) if len(ids) == 1 else None, run_ids=sorted(ids),
+                  attempt=max(attempts, default=1),
+                  started=_started(g.jobs) if layout == "sweep" else None,
+                  warnings=list(g.warnings))
+
+
+def load_run_dir(path) -> tuple[list[dict], list[dict], dict | None]:
+    """(points, evals, changelog metadata) of a run folder; see the module's docstring."""
+    d = read_run_dir(path)
+    return d.points, d.evals, d.changelog
