@@ -1,15 +1,17 @@
 """A staged run read straight from a run's files, without a results store.
 
-``DIR`` may be a downloaded ``results_bmk`` artifact (``aggregate/results.json`` and, when
-the run had evals, ``aggregate/evals.json``; the changelog metadata in ``results/``), an
-aggregate file itself, or a local `sweep run` output folder (processed here the way
-``results collect`` and ``eval collect`` do).
+``DIR`` may be a local `sweep run` output folder or a run's downloaded artifacts
+(``aggregate/results.json``, ``aggregate/evals.json``, the changelog metadata), read by the
+store's own reader (``infersweep.stage.store.rundir``) so both see the same run, or an
+aggregate file itself (with ``evals.json`` and the changelog metadata beside it).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+
+import click
 
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import FILENAME as MANIFEST
@@ -57,16 +59,6 @@ def _changelog(*candidates: Path) -> dict | None:
     return None
 
 
-def _newest_collected(folder: Path) -> str | None:
-    stamps = []
-    for m in sorted(folder.rglob(MANIFEST)):
-        try:
-            stamps.append(load_json(m, "manifest")["provenance"]["collected"])
-        except (InputError, KeyError, TypeError):
-            continue
-    return max((s for s in stamps if isinstance(s, str)), default=None)
-
-
 def _identity(path: Path, rows: list[dict]) -> tuple[str, int]:
     ids = Counter(str(r["run_id"]) for r in rows)
     if len(ids) > 1:
@@ -75,35 +67,67 @@ def _identity(path: Path, rows: list[dict]) -> tuple[str, int]:
     return next(iter(ids)), max(int(r["attempt"]) for r in rows)
 
 
+def _from_aggregate_file(agg_file: Path) -> StagedRun:
+    data = load_json(agg_file, "aggregate")
+    if not (isinstance(data, dict) and "aggregate-version" in data):
+        raise _error(agg_file, "not an aggregate (no aggregate-version)",
+                     "give the file `infersweep results collect` wrote")
+    rows = _rows_of([str(agg_file)])
+    evals_path = agg_file.parent / EVALS
+    evals = _evals_file(evals_path) if evals_path.is_file() else []
+    base = agg_file.parent.parent
+    changelog = _changelog(base / "results" / CHANGELOG, agg_file.parent / CHANGELOG,
+                           base / CHANGELOG)
+    if not rows:
+        raise _error(agg_file, "the run has no result rows")
+    run_id, attempt = _identity(agg_file, rows)
+    staged = data.get("created") if isinstance(data.get("created"), str) else None
+    return StagedRun(run_id=run_id, attempt=attempt,
+                     source="github" if run_id.isdigit() else "local",
+                     staged_at=staged or now(), changelog=changelog,
+                     points=collecting.deduplicate(rows), evals=evals)
+
+
+def _manifest_run_ids(folder: Path) -> set[str]:
+    """The run ids of a sweep folder's manifests: the rows alone, after the rerun rule, hide a
+    second run whose points are the same as the first's."""
+    ids = set()
+    for m in folder.rglob(MANIFEST):
+        prov = load_json(m, "manifest").get("provenance")
+        if isinstance(prov, dict) and prov.get("run-id") is not None:
+            ids.add(str(prov["run-id"]))
+    return ids
+
+
+def _from_folder(folder: Path) -> StagedRun:
+    """Read as ``store ingest`` reads it (the same layouts, the same checks)."""
+    from infersweep.stage.store.rundir import read_run_dir
+
+    d = read_run_dir(folder)
+    for w in d.warnings:
+        click.echo(f"warning: {w}", err=True)
+    ids = sorted(set(d.run_ids) | _manifest_run_ids(folder) if d.layout == "sweep"
+                 else d.run_ids)
+    if d.run_id is None or len(ids) != 1:
+        raise _error(folder, f"rows of several runs ({', '.join(ids)})" if ids else
+                     "the rows name no run id", "give one run per --from-run")
+    staged = d.started
+    agg = folder / AGGREGATE
+    if d.layout == "artifacts" and agg.is_file():
+        created = load_json(agg, "aggregate").get("created")
+        staged = created if isinstance(created, str) else staged
+    return StagedRun(run_id=d.run_id, attempt=d.attempt,
+                     source="github" if d.layout == "artifacts" and d.run_id.isdigit()
+                     else "local",
+                     staged_at=staged or now(), created_at=d.started, changelog=d.changelog,
+                     points=d.points, evals=d.evals)
+
+
 def load(raw: str | Path) -> StagedRun:
     """The staged run in ``raw`` (see the module docstring)."""
     path = Path(raw)
-    if path.is_file() or (path / AGGREGATE).is_file():
-        agg_file = path if path.is_file() else path / AGGREGATE
-        data = load_json(agg_file, "aggregate")
-        if not (isinstance(data, dict) and "aggregate-version" in data):
-            raise _error(agg_file, "not an aggregate (no aggregate-version)",
-                         "give the file `infersweep results collect` wrote")
-        rows = _rows_of([str(agg_file)])
-        evals_path = agg_file.parent / EVALS
-        evals = _evals_file(evals_path) if evals_path.is_file() else []
-        base = agg_file.parent.parent
-        changelog = _changelog(base / "results" / CHANGELOG, agg_file.parent / CHANGELOG,
-                               base / CHANGELOG)
-        staged = data.get("created") if isinstance(data.get("created"), str) else None
-    elif path.is_dir():
-        rows = _rows_of([str(path)])
-        from infersweep.evals import collect as evalcollect
-
-        evals = evalcollect.collect([str(path)])["evals"]
-        changelog = _changelog(path / CHANGELOG)
-        staged = _newest_collected(path)
-    else:
-        raise _error(path, "no such file or folder")
-    if not rows:
-        raise _error(path, "the run has no result rows")
-    run_id, attempt = _identity(path, rows)
-    rows = collecting.deduplicate(rows)
-    return StagedRun(run_id=run_id, attempt=attempt,
-                     source="github" if run_id.isdigit() else "local",
-                     staged_at=staged or now(), changelog=changelog, points=rows, evals=evals)
+    if path.is_file():
+        return _from_aggregate_file(path)
+    if path.is_dir():
+        return _from_folder(path)
+    raise _error(path, "no such file or folder")

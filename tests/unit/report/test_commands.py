@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-
-import pytest
 
 from tests import reportruns
 
@@ -35,11 +32,3 @@ def test_the_thresholds_of_the_working_folder_judge_the_evals(run_cli, tmp_path)
     assert code == 0 and "warning" not in err
     page = (tmp_path / "site" / "runs" / "11-1.html").read_text()
     assert '<tr class="pass">' in page and "0.91 (models.dsv4)" in page
-
-
-@pytest.mark.skipif(importlib.util.find_spec("infersweep.stage.store") is not None,
-                    reason="the results store is installed")
-def test_without_a_store_the_error_says_to_use_from_run(run_cli, tmp_path):
-    code, _, err = run_cli("report", "build", "--out", tmp_path / "site", cwd=tmp_path)
-    assert code == 1 and "build from run folders with --from-run DIR" in err
-    assert "Traceback" not in err and not (tmp_path / "site").exists()

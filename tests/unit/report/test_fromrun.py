@@ -18,8 +18,8 @@ META = {"base_ref": "main", "head_ref": "pr", "entries": [{"config-keys": [repor
 
 def test_a_sweep_folder_is_processed_like_results_collect_and_eval_collect(tmp_path):
     run = fromrun.load(reportruns.write_run(tmp_path, "1234", evals=(0.95,), changelog=META))
-    assert (run.run_id, run.attempt, run.source) == ("1234", 1, "github")
-    assert run.staged_at == "2026-12-01T10:00:00Z"  # the newest manifest's collection time
+    assert (run.run_id, run.attempt, run.source) == ("1234", 1, "local")  # a sweep folder
+    assert run.staged_at == run.created_at == "2026-12-01T10:00:00Z"  # its manifests
     assert len(run.points) == 7 and {p["topology"] for p in run.points} == {
         "1p-tp8+1d-tp8", "2p-tp8-dpa+1d-tp8-dpa"}
     assert [e["em-strict"] for e in run.evals] == [0.95]
