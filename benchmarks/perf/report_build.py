@@ -3,8 +3,9 @@ and plotly's own way of writing the same charts (`write_html`, plotly.js inlined
 measured in the same run as the peer.
 
 Each run has CONFIGS configs of two topologies (4 + 3 concurrencies), processed by the real
-results code and saved as aggregates; `report build --from-run` reads and validates them,
-then writes the index, a page per config (every run's traces) and a page per run.
+results code and saved as a results artifact (aggregate/results.json, evals.json); the build
+is timed from those folders (`--from-run`) and from a SQLite store they were staged into
+(`--db`), writing the index, a page per config (every run's traces) and a page per run.
 
     python benchmarks/perf/report_build.py [--runs 20] [--configs 10] [--repeat 3]
 """
@@ -33,21 +34,27 @@ def make_runs(root: Path, runs: int, configs: int) -> list[Path]:
         for c in range(configs):
             reportruns.write_run(folder, str(33_000_000 + i), seed=i % 5, scale_down=1.0,
                                  key=f"cfg-{c:02d}", evals=(0.95,) if c == 0 else ())
-        out = root / f"agg-{i:02d}"
-        out.mkdir()
+        out = root / f"artifact-{i:02d}" / "aggregate"  # as a run's results artifact
+        out.mkdir(parents=True)
         for cmd in (["results", "collect", str(folder), "-o", str(out / "results.json")],
                     ["eval", "collect", str(folder), "-o", str(out / "evals.json")]):
             subprocess.run([sys.executable, "-m", "infersweep", *cmd], check=True,
                            capture_output=True)
-        aggs.append(out / "results.json")
+        aggs.append(out.parent)
     return aggs
 
 
-def ours(aggs: list[Path], out: Path, repeat: int) -> tuple[float, str]:
-    cmd = [sys.executable, "-m", "infersweep", "report", "build", "--out", str(out),
-           "--thresholds", str(REPO / "configs" / "eval-thresholds.yaml")]
+def make_store(aggs: list[Path], db: Path) -> str:
+    url = f"sqlite:///{db}"
     for a in aggs:
-        cmd += ["--from-run", str(a)]
+        subprocess.run([sys.executable, "-m", "infersweep", "store", "ingest", str(a), "--db",
+                        url], check=True, capture_output=True)
+    return url
+
+
+def ours(sources: list[str], out: Path, repeat: int) -> tuple[float, str]:
+    cmd = [sys.executable, "-m", "infersweep", "report", "build", "--out", str(out),
+           "--thresholds", str(REPO / "configs" / "eval-thresholds.yaml"), *sources]
     times, line = [], ""
     for _ in range(repeat):
         start = time.perf_counter()
@@ -103,8 +110,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         aggs = make_runs(t / "in", args.runs, args.configs)
-        points = sum(len(json.loads(a.read_text())["rows"]) for a in aggs)
-        mine, line = ours(aggs, t / "site", args.repeat)
+        points = sum(len(json.loads((a / "aggregate" / "results.json").read_text())["rows"])
+                     for a in aggs)
+        mine, line = ours([x for a in aggs for x in ("--from-run", str(a))], t / "site",
+                          args.repeat)
+        url = make_store(aggs, t / "store.db")
+        from_db, db_line = ours(["--db", url], t / "site-db", args.repeat)
         size = sum(p.stat().st_size for p in (t / "site").rglob("*") if p.is_file())
         theirs, n = peer(aggs, t / "peer", args.repeat, True)
         peer_size = sum(p.stat().st_size for p in (t / "peer").rglob("*") if p.is_file())
@@ -112,10 +123,13 @@ def main() -> None:
         shared_size = sum(p.stat().st_size for p in (t / "peer2").rglob("*") if p.is_file())
     print(f"{args.runs} runs x {args.configs} configs, {points} points; median of "
           f"{args.repeat}, fresh processes")
-    print(f"report build: {line}")
+    print(f"report build --from-run: {line}")
+    print(f"report build --db: {db_line}")
     print("| what | wall (s) | written |")
     print("|---|---|---|")
-    print(f"| `report build` (all pages, tables, {n} charts, one plotly.js) | {mine:.2f} | "
+    print(f"| `report build --from-run` x {args.runs} (all pages, tables, {n} charts, one "
+          f"plotly.js) | {mine:.2f} | {size / 1e6:.1f} MB |")
+    print(f"| `report build --db` (the same runs staged in a SQLite store) | {from_db:.2f} | "
           f"{size / 1e6:.1f} MB |")
     print(f"| plotly `write_html` of the same {n} charts, plotly.js inlined | {theirs:.2f} | "
           f"{peer_size / 1e6:.1f} MB |")
