@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "results": "infersweep.results.commands:results",
     "eval": "infersweep.evals.commands:eval_group",
     "store": "infersweep.stage.commands:store",
+    "report": "infersweep.report.commands:report",
 }
 
 
