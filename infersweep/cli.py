@@ -7,6 +7,7 @@ benchmark client's imports (numpy, uvloop) and stays fast in a fresh process.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 
@@ -32,12 +33,17 @@ COMMANDS: dict[str, str] = {
     "eval": "infersweep.evals.commands:eval_group",
     "stage": "infersweep.stage.stagecmd:stage",
     "store": "infersweep.stage.commands:store",
+    "report": "infersweep.report.commands:report",
 }
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(set(COMMANDS) | set(self.commands))
+        """The commands that exist: a name whose module is not in this build is left out
+        (checked without importing it, so ``--help`` stays fast)."""
+        return sorted({name for name, target in COMMANDS.items()
+                       if importlib.util.find_spec(target.split(":")[0]) is not None}
+                      | set(self.commands))
 
     def get_command(self, ctx, name):
         if name in self.commands:
@@ -57,7 +63,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="infersweep")
 def cli():
-    """LLM-inference benchmark sweeps: configs, matrix, launch, results, staging."""
+    """LLM-inference benchmark sweeps: configs, matrix, launch, results."""
 
 
 DEBUG_ENV = "INFERSWEEP_DEBUG"
@@ -84,9 +90,13 @@ def main(argv=None) -> None:
 
 def run(group: click.Command, argv, prog_name: str) -> None:
     """:func:`main` for any click command (the bundled benchmark client uses it too)."""
+    from infersweep import output
+
+    output.select(output.TEXT)  # a command with --output-format selects its own
     try:
         group.main(args=argv, prog_name=prog_name, standalone_mode=False)
     except InputError as exc:
+        output.echo_annotations(exc.diagnostics)
         for diag in exc.diagnostics:
             click.echo(f"error: {diag}", err=True)
         n = len(exc.diagnostics)
@@ -109,3 +119,5 @@ def run(group: click.Command, argv, prog_name: str) -> None:
         click.echo(f"error: {_describe_os_error(exc)} (unexpected {type(exc).__name__}; set "
                    f"{DEBUG_ENV}=1 to see where it happened and report it)", err=True)
         sys.exit(1)
+    finally:
+        output.select(output.TEXT)

@@ -7,6 +7,7 @@ A corpus file is a list of cases::
       args: [sim, serve, --port, "70000"]
       exit: 2                         # expected exit code
       message: "70000 is not in the range"   # fragment expected in stdout+stderr
+      first_line: "[sim-port]"        # optional: fragment the output's first line must hold
       files:                          # optional: files written into the case's folder first
         cfg-master.yaml: |
           ...
@@ -22,7 +23,8 @@ repository root and ``{shared}`` by the reference data folder beside it (a case 
 ``{shared}`` is skipped where that folder is absent).
 
 Every case asserts: the exit code, the message fragment, no ``Traceback`` in the output, no
-exception escaping ``main`` (in-process), and no file left behind except those it declares.
+exception escaping ``main`` (in-process), and no file left behind except those it declares;
+with ``first_line``, that the first line printed (stdout, then stderr) is the cause.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Case:
     args: list[str]
     exit: int
     message: str
+    first_line: str = ""
     files: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     stdin: str | None = None
@@ -117,6 +120,9 @@ def check_case(case: Case, folder: Path, run_inprocess, monkeypatch) -> None:
     assert "Traceback" not in output, output
     assert code == case.exit, f"exit {code}, expected {case.exit}:\n{output}"
     assert case.message in output, f"{case.message!r} not in:\n{output}"
+    if case.first_line:
+        first = output.splitlines()[0] if output else ""
+        assert case.first_line in first, f"{case.first_line!r} not in the first line:\n{output}"
     for rel in case.absent:
         assert not (folder / _subst(rel, folder)).exists(), f"{rel} was left behind"
     written = set(case.files) | {str(p) for f in case.files for p in Path(f).parents}

@@ -31,38 +31,45 @@ class Change:
         return self.appended.entries
 
 
-def catalog_at(root: Path, ref: str, label: str) -> Catalog:
-    """The config catalog as committed at ``ref`` (never the working tree)."""
+def catalog_at(root: Path, ref: str, label: str | None) -> Catalog:
+    """The config catalog as committed at ``ref`` (never the working tree itself); files
+    are named ``path@label`` in messages, or just ``path`` without a label."""
     from fnmatch import fnmatch
+
+    at = f"@{label}" if label else ""
 
     docs = []
     for path in gitrefs.list_at(root, ref, CONFIG_DIR):
         if fnmatch(Path(path).name, MASTER_GLOB):
             text = gitrefs.read_at(root, ref, path).decode("utf-8", errors="replace")
-            docs.append(parse_yaml(text, f"{path}@{label}"))
+            docs.append(parse_yaml(text, f"{path}{at}"))
     runners_path = f"{CONFIG_DIR}/{RUNNERS_FILE}"
     runners = gitrefs.read_at(root, ref, runners_path)
     if runners is None:
-        raise InputError(Diagnostic(f"{runners_path}@{label}", 0, 0,
+        raise InputError(Diagnostic(f"{runners_path}{at}", 0, 0,
                                     "runners file missing at this revision", rule="io"))
     return load_catalog(docs, parse_yaml(runners.decode("utf-8", errors="replace"),
-                                         f"{runners_path}@{label}"), strict_runners=False)
+                                         f"{runners_path}{at}"), strict_runners=False)
 
 
 def load_change(root: Path, base_ref: str, head_ref: str,
                 changelog: str = CHANGELOG, pr_number: int | None = None, *,
-                fetch_missing: bool = False, strict_layout: bool = True) -> Change:
+                fetch_missing: bool = False, strict_layout: bool = True,
+                head_label: str | None = None) -> Change:
     """Check the change to ``changelog`` from ``base_ref`` to ``head_ref``; raise on problems.
 
     With ``strict_layout`` false (the matrix), formatting problems of the appended lines
-    are warnings: the entries, not their layout, decide what runs.
+    are warnings: the entries, not their layout, decide what runs. ``head_label`` names the
+    head in messages when ``head_ref`` is a commit the user did not name (a snapshot of the
+    working tree).
     """
+    label = head_label or head_ref
     span = history.locate(root, base_ref, head_ref, fetch_missing)
     head_commit, base_commit = span.head, span.merge_base
     head_raw = gitrefs.read_at(root, head_commit, changelog)
     if head_raw is None:
         raise InputError(Diagnostic(changelog, 0, 0, f"{changelog} does not exist at "
-                                    f"'{head_ref}'", "create it at the repository root", "io"))
+                                    f"'{label}'", "create it at the repository root", "io"))
     base_raw = gitrefs.read_at(root, base_commit, changelog) or b""
     try:
         head, base = head_raw.decode("utf-8"), base_raw.decode("utf-8")
@@ -89,7 +96,7 @@ def load_change(root: Path, base_ref: str, head_ref: str,
     diags += entry_diags
     if pr_number is not None:
         diags += _check_links(appended, pr_number)
-    catalog = catalog_at(root, head_commit, head_ref)
+    catalog = catalog_at(root, head_commit, None if head_label else head_ref)
     keys: list[list[str]] = []
     all_keys = list(catalog.entries)
     for i, entry in enumerate(appended.entries):
@@ -103,10 +110,10 @@ def load_change(root: Path, base_ref: str, head_ref: str,
             hint = did_you_mean(pattern, all_keys) or (
                 "no key matches this glob" if any(c in pattern for c in "*?[")
                 else "was it removed or renamed? keys must exist in configs/*-master.yaml "
-                     f"at '{head_ref}'")
+                     f"at '{label}'")
             diags.append(appended.doc.diag((i, "config-keys", j),
                                            f"config key '{pattern}' is not in the catalog at "
-                                           f"'{head_ref}'", hint, rule="changelog-key"))
+                                           f"'{label}'", hint, rule="changelog-key"))
         keys.append(found)
     if diags:
         raise InputError(sorted(set(diags)))

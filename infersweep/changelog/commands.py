@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from tabulate import tabulate
 
-from infersweep import ghactions
+from infersweep import ghactions, output
 from infersweep.atomic import check_writable, write_atomic
 from infersweep.changelog import buckets, shards
 from infersweep.changelog.change import CHANGELOG, load_change
@@ -33,6 +33,9 @@ def _refs(f):
         click.option(FETCH_OPTION, "fetch_missing", is_flag=True,
                      help="Fetch missing refs from the remote and deepen a shallow clone "
                           "until the merge-base is in it (CI checkouts are one commit deep)."),
+        click.option("--working-tree", is_flag=True,
+                     help="Judge the changelog and catalog as they are in the working tree "
+                          "(uncommitted edits included) instead of --head-ref."),
     ]):
         f = option(f)
     return f
@@ -43,7 +46,8 @@ def changelog():
     """The append-only perf changelog: gate a PR, build its sweep matrix."""
 
 
-def _from_decision(decision_json, base_ref, head_ref, refs_needed: bool = True):
+def _from_decision(decision_json, base_ref, head_ref, refs_needed: bool = True,
+                   head_needed: bool = True):
     """(base, head, decision dict) from explicit refs or a policy decision."""
     decision = {}
     if decision_json:
@@ -51,9 +55,12 @@ def _from_decision(decision_json, base_ref, head_ref, refs_needed: bool = True):
 
         decision = load_decision(decision_json)
         base_ref = base_ref or decision.get("diff-base")
-        head_ref = head_ref or decision.get("diff-head")
-    if refs_needed and (not base_ref or not head_ref):
-        raise click.UsageError("give --base-ref and --head-ref (or a --decision that has them)")
+        if head_needed:  # --working-tree: the head is the working tree, never the decision's
+            head_ref = head_ref or decision.get("diff-head")
+    if refs_needed and (not base_ref or (head_needed and not head_ref)):
+        raise click.UsageError("give --base-ref and --head-ref (or a --decision that has them)"
+                               if head_needed else "give --base-ref (or a --decision that "
+                               "has it)")
     return base_ref, head_ref, decision
 
 
@@ -79,28 +86,78 @@ def _write_all(files: list[tuple[Path, str, str]]) -> None:
 
 
 def _warn(change):
-    for w in change.warnings:
-        click.echo(f"warning: {w}", err=True)
+    output.warn(change.warnings)
+
+
+WORKING_TREE = "the working tree"
+
+
+def _load(root, base_ref, head_ref, changelog_file, pr_number, fetch_missing, working_tree,
+          **kwargs):
+    """:func:`load_change`, on a snapshot of the working tree when asked; otherwise with a
+    first line that says so when the files it judges have uncommitted changes."""
+    from infersweep.changelog import worktree
+
+    if working_tree:
+        if head_ref not in (None, "HEAD"):
+            raise click.UsageError("--working-tree judges the working tree on top of HEAD; "
+                                   f"drop --head-ref {head_ref}")
+        snap = worktree.snapshot(root, changelog_file)
+        return load_change(root, base_ref, snap, changelog_file, pr_number,
+                           fetch_missing=fetch_missing, head_label=WORKING_TREE, **kwargs)
+    try:
+        change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
+                             fetch_missing=fetch_missing, **kwargs)
+    except InputError as exc:
+        about_git = any(d.rule.startswith("git") for d in exc.diagnostics)
+        first = None if about_git else worktree.note(root, head_ref, changelog_file, error=True)
+        if first is None:
+            raise
+        raise InputError([first, *exc.diagnostics]) from None
+    late = worktree.note(root, head_ref, changelog_file, error=False)
+    if late is not None:
+        change.warnings.insert(0, late)
+    return change
 
 
 @changelog.command()
 @_refs
-def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing):
-    """Fail unless the head only appends valid entries whose keys exist at the head."""
-    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref)
+@output.output_format_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the appended entries as one object on stdout.")
+def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
+          working_tree, fmt):
+    """Fail unless the head only appends valid entries whose keys exist at the head.
+
+    The head is a commit (--head-ref): uncommitted edits are not judged, and the check says
+    so first when the changelog or the catalog has any; --working-tree judges them.
+    """
+    base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref,
+                                                  head_needed=not working_tree)
     pr_number = pr_number or decision.get("pr-number")
-    change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
-                         fetch_missing=fetch_missing)
+    change = _load(root, base_ref, head_ref, changelog_file, pr_number, fetch_missing,
+                   working_tree)
     _warn(change)
-    rows = [[change.appended.doc.locate((i,))[0], ", ".join(keys),
-             ", ".join(e.get("scenario-type") or ["all"]),
-             "append-only" if e.get("append-only") else "evals-only" if e.get("evals-only")
-             else "all-evals" if e.get("all-evals") else "full"]
-            for i, (e, keys) in enumerate(zip(change.entries, change.keys, strict=True))]
+    entries = [{"line": change.appended.doc.locate((i,))[0], "config-keys": keys,
+                "scenarios": e.get("scenario-type") or ["all"],
+                "mode": "append-only" if e.get("append-only") else "evals-only"
+                if e.get("evals-only") else "all-evals" if e.get("all-evals") else "full"}
+               for i, (e, keys) in enumerate(zip(change.entries, change.keys, strict=True))]
+    rows = [[e["line"], ", ".join(e["config-keys"]), ", ".join(e["scenarios"]), e["mode"]]
+            for e in entries]
     table = tabulate(rows, headers=["line", "config keys", "scenarios", "mode"],
                      tablefmt="github")
+    where = f" in {WORKING_TREE}" if working_tree else ""
+    if fmt == "json":
+        click.echo(json.dumps({"ok": True, "changelog": changelog_file,
+                               "base-commit": change.base_commit,
+                               "head-commit": change.head_commit,
+                               "working-tree": bool(working_tree), "entries": entries},
+                              indent=2))
+        ghactions.add_summary(f"### Changelog check\n\n{table}")
+        return
     click.echo(f"ok: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} appended to "
-               f"{changelog_file} since {change.base_commit[:12]}\n{table}")
+               f"{changelog_file}{where} since {change.base_commit[:12]}\n{table}")
     ghactions.add_summary(f"### Changelog check\n\n{table}")
 
 
@@ -123,7 +180,7 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fe
               help="workflow_dispatch inputs (config-keys, seq-lens, conc, eval-mode): build "
                    "the matrix from this selection instead of the changelog. Empty = unused.")
 def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
-           trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out,
+           working_tree, trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out,
            dispatch_json):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
 
@@ -135,7 +192,8 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
                                "row ids, the rows themselves go to that file")
     dispatching = dispatch_json.strip() not in ("", "null", "{}")
     base_ref, head_ref, decision = _from_decision(decision_json, base_ref, head_ref,
-                                                  refs_needed=not dispatching)
+                                                  refs_needed=not dispatching,
+                                                  head_needed=not working_tree)
     _check_output(rows_out, "--rows-out")
     _check_output(metadata_out, "--metadata-out")
     trim_conc = trim_conc or bool(decision.get("trim-conc"))
@@ -145,8 +203,8 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
     if dispatching:
         result = _dispatch_result(dispatch_json, root)
     else:
-        change = load_change(root, base_ref, head_ref, changelog_file, pr_number,
-                             fetch_missing=fetch_missing, strict_layout=False)
+        change = _load(root, base_ref, head_ref, changelog_file, pr_number, fetch_missing,
+                       working_tree, strict_layout=False)
         _warn(change)
         result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
     plan = None

@@ -14,6 +14,25 @@ from infersweep.matrix.rows import normalise
 EVAL_MODES = ("none", "default", "evals-only", "all-evals")
 
 
+def _check_points(catalog, sel: Selection) -> None:
+    """A seq-lens or conc input that none of the keys has is named, with the valid values."""
+    from infersweep.matrix import points
+    from infersweep.matrix.generate import select_keys
+
+    problems = [Diagnostic("--dispatch", 0, 0, f"seq-lens: '{s}' is not a sequence family",
+                           points.SEQ_FORM, "dispatch")
+                for s in sel.seq_lens or [] if not points.is_seq_family(s)]
+    if problems:
+        raise InputError(problems)
+    keys = select_keys(catalog, sel.config_keys)
+    found = points.unmatched(catalog, sel)
+    if found:
+        raise InputError([Diagnostic("--dispatch", 0, 0, f"{option.lstrip('-')}: "
+                                     + points.describe(option, bad, have, keys[:6]),
+                                     rule="dispatch")
+                          for option, bad, have in found])
+
+
 def dispatch_matrix(catalog, *, config_keys: list[str], seq_lens: list[str],
                     conc: list[int], eval_mode: str) -> dict:
     if eval_mode not in EVAL_MODES:
@@ -21,6 +40,7 @@ def dispatch_matrix(catalog, *, config_keys: list[str], seq_lens: list[str],
                                     f"one of {', '.join(EVAL_MODES)}", "dispatch"))
     base = Selection(config_keys=list(config_keys), seq_lens=list(seq_lens) or None,
                      conc=list(conc) or None, include_label_in_node_filter=True)
+    _check_points(catalog, base)
     throughput: list[dict] = []
     if eval_mode not in ("evals-only", "all-evals"):
         throughput = generate(catalog, replace(base, evals="none"))

@@ -57,11 +57,10 @@ def compare(path: str, base: str, head: str) -> tuple[list[Diagnostic], int]:
     if head_lines[: len(base_lines)] == base_lines:
         return diags, len(base_lines)
     n_base = len(base_lines)
-    start = len(head_lines)
+    opcodes, start = _align(base_lines, head_lines)
     restore = ("the changelog is append-only: restore the line exactly as on the base "
                "branch and add a new entry at the end instead")
-    matcher = difflib.SequenceMatcher(a=base_lines, b=head_lines, autojunk=False)
-    for op, a0, a1, b0, b1 in matcher.get_opcodes():
+    for op, a0, a1, b0, b1 in opcodes:
         if op == "equal":
             continue
         if op == "insert" and a0 == n_base:
@@ -89,6 +88,67 @@ def compare(path: str, base: str, head: str) -> tuple[list[Diagnostic], int]:
         elif op == "insert":
             diags.append(_inserted(path, b0, b1, a0, head_lines))
     return diags, start
+
+
+MAX_SPLITS = 64  # appended-entry boundaries tried when aligning an edit (the last ones)
+
+
+def _cost(opcodes, n_base: int) -> int:
+    """Lines an alignment blames on edits (a trailing insertion after the base is the
+    append, not an edit)."""
+    return sum(max(a1 - a0, b1 - b0) for op, a0, a1, b0, b1 in opcodes
+               if op != "equal" and not (op == "insert" and a0 == n_base))
+
+
+def _tail_pulled(opcodes, n_base: int, n_head: int) -> bool:
+    """The diff ends with an insertion followed by fewer equal lines that end both files:
+    the signature of base lines matched to identical lines of an appended entry."""
+    if len(opcodes) < 2:
+        return False
+    op, a0, a1, b0, b1 = opcodes[-1]
+    before = opcodes[-2]
+    return (op == "equal" and a1 == n_base and b1 == n_head and before[0] in ("insert", "replace")
+            and before[4] - before[3] > b1 - b0)
+
+
+def _align(base_lines: list[str], head_lines: list[str]) -> tuple[list[tuple], int]:
+    """The opcodes that explain the head as the base with the fewest edited lines, plus an
+    append; and where the append starts (0-based head line).
+
+    A plain diff of the whole files can pair the base's last lines with identical lines at
+    the end of a new entry: an edited ``pr-link: XXX`` plus an appended entry whose
+    ``pr-link`` is ``XXX`` then reads as lines "inserted in the middle" before the base's
+    last line. When the plain diff ends that way (an insertion, then fewer equal lines that
+    close both files), the base is also aligned with each prefix of the head that ends where
+    an appended entry could begin (an entry start, with its separator line), and the
+    alignment that blames the fewest lines wins; on a tie, the plain diff. A real insertion
+    in the middle is followed by the whole rest of the base, so it keeps the plain diff.
+    """
+    n_base = len(base_lines)
+
+    def opcodes(k: int) -> list[tuple]:
+        return difflib.SequenceMatcher(a=base_lines, b=head_lines[:k],
+                                       autojunk=False).get_opcodes()
+
+    best, best_k = opcodes(len(head_lines)), len(head_lines)
+    best_cost = _cost(best, n_base)
+    if not _tail_pulled(best, n_base, len(head_lines)):
+        return best, best_k
+    diverged = next(b0 for op, _, _, b0, _ in best if op != "equal")
+    splits = []
+    for j in range(len(head_lines) - 1, diverged, -1):
+        if head_lines[j].startswith(ENTRY_START):
+            splits.append(j - 1 if j - 1 > diverged and _blank(head_lines[j - 1]) else j)
+            if len(splits) == MAX_SPLITS:
+                break
+    for k in splits:
+        if best_cost == 0:
+            break
+        found = opcodes(k)
+        cost = _cost(found, n_base)
+        if cost < best_cost:
+            best, best_k, best_cost = found, k, cost
+    return best, best_k
 
 
 def _inserted(path: str, b0: int, b1: int, a0: int, head_lines: list[str]) -> Diagnostic:

@@ -1,4 +1,5 @@
-"""Reading a git repository at revisions (the gate judges refs, never the working tree).
+"""Reading a git repository at revisions (the gate judges commits; the working tree only as
+a snapshot commit, see :mod:`infersweep.changelog.worktree`).
 
 Every call goes through :func:`run`, which turns "git is not installed" and "this is not
 a repository" into located errors. Revisions given by a user are resolved to commit ids
@@ -25,11 +26,11 @@ def _error(message: str, hint: str = "", rule: str = "git") -> InputError:
     return InputError(Diagnostic("<git>", 0, 0, message, hint, rule))
 
 
-def run(root: Path, *args: str, text: bool = True, timeout: float | None = None
-        ) -> subprocess.CompletedProcess:
+def run(root: Path, *args: str, text: bool = True, timeout: float | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     try:
         return gitexec.run(["-C", str(root), *args], text=text, timeout=timeout,
-                           env={**os.environ, **_ENV})
+                           env={**os.environ, **_ENV, **(env or {})})
     except subprocess.TimeoutExpired:
         raise _error(f"git {args[0]} did not finish within {timeout:.0f} s",
                      "check the network connection to the remote") from None

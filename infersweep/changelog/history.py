@@ -77,6 +77,7 @@ def _unknown(root: Path, ref: str, option: str, wanted: _Wanted | None,
              fetch_error: str | None = None) -> InputError:
     """The error for a ref this clone lacks, with a fetch command that works."""
     on_remote = False
+    branches = None
     if wanted is not None and wanted.branch:
         branches = gitrefs.remote_branches(root, wanted.remote)
         on_remote = branches is not None and wanted.branch in branches
@@ -97,7 +98,11 @@ def _unknown(root: Path, ref: str, option: str, wanted: _Wanted | None,
                       _credentials_hint(), "git-fetch")
     close = "" if on_remote else did_you_mean(ref, gitrefs.short_refs(root))
     hints = [close] if close else []
-    if wanted is not None:
+    if close and wanted is not None and wanted.branch and branches is None:
+        # the remote could not be asked: a near local name is likelier than fetching a typo
+        hints.append(f"{wanted.remote} could not be reached to check the name; if "
+                     f"'{wanted.branch}' is right, run `{wanted.command}`")
+    elif wanted is not None:
         hints.append(f"this clone does not have it: run `{wanted.command}`"
                      f"{_then(wanted, ref, option)}, or pass {FETCH_OPTION}")
     elif SHORT_SHA.match(ref):

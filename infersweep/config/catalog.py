@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infersweep.config import keyname, vocabulary
+from infersweep.config.capacity import Capacity, FleetSize, label_capacity
 from infersweep.config.rules import check_entry
 from infersweep.config.schema import validate_doc
 from infersweep.diagnostics import Diagnostic, InputError
@@ -17,6 +19,7 @@ from infersweep.yamldoc import YamlDoc, load_yaml
 CONFIG_DIR = "configs"
 MASTER_GLOB = "*-master.yaml"
 RUNNERS_FILE = "runners.yaml"
+FLEETS_FILE = "fleets.yaml"
 
 
 @dataclass
@@ -24,10 +27,19 @@ class Runners:
     labels: dict[str, list[str]]
     hardware: dict[str, dict]
     doc: YamlDoc | None = None
+    fleets: dict[str, FleetSize] = field(default_factory=dict)  # from fleets.yaml beside it
+    _capacities: dict[str, Capacity] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def path(self) -> str:
         return self.doc.path if self.doc else "<runners>"
+
+    def capacity(self, label: str) -> Capacity:
+        """GPUs per node and nodes the label offers (computed once per label)."""
+        if label not in self._capacities:
+            self._capacities[label] = label_capacity(label, self.labels, self.hardware,
+                                                     self.path, self.fleets)
+        return self._capacities[label]
 
 
 @dataclass
@@ -53,19 +65,41 @@ def _doc(source: str | Path | YamlDoc) -> YamlDoc:
 
 
 def load_runners(source: str | Path | YamlDoc) -> Runners:
+    """The runners file, with the fleets file beside it (``fleets.yaml``) when there is one:
+    the fleets say how many nodes a label's runners reach."""
     doc = _doc(source)
     diags = validate_doc(doc, "runners")
+    fleets: dict[str, FleetSize] = {}
+    beside = None if isinstance(source, YamlDoc) else Path(source).with_name(FLEETS_FILE)
+    if beside is not None and beside.is_file():
+        try:
+            fleets = load_fleet_sizes(beside)
+        except InputError as exc:
+            diags.extend(exc.diagnostics)
     if diags:
         raise InputError(diags)
-    return Runners(doc.data["labels"], doc.data.get("hardware") or {}, doc)
+    return Runners(doc.data["labels"], doc.data.get("hardware") or {}, doc, fleets)
+
+
+def load_fleet_sizes(path: str | Path) -> dict[str, FleetSize]:
+    """Nodes and GPUs per node of every fleet in a fleets file (checked by its schema)."""
+    doc = _doc(path)
+    diags = validate_doc(doc, "fleets")
+    if diags:
+        raise InputError(diags)
+    return {name: FleetSize(f["nodes"], f["gpus-per-node"], doc.path)
+            for name, f in doc.data["fleets"].items()}
 
 
 def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Path | YamlDoc,
                  *, strict_runners: bool = True) -> Catalog:
     """Load, validate and merge master configs (paths, or documents already parsed).
 
-    ``strict_runners`` makes a runner label missing from the runners file an error; when
-    false it is a warning (InferenceX's own catalog names labels its runners file lacks).
+    ``strict_runners`` (what ``validate`` uses) makes a runner label missing from the
+    runners file an error, and checks names across entries: a framework or precision that
+    is a near miss of a known one, a config key that contradicts its entry. When false the
+    label is a warning (InferenceX's own catalog names labels its runners file lacks) and the
+    names are not checked: matrix and changelog read catalogs as they are.
     """
     if not config_files:
         raise InputError(Diagnostic(CONFIG_DIR, 0, 0, "no master config files found",
@@ -86,6 +120,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
             diags.extend(exc.diagnostics)
     entries: dict[str, dict] = {}
     sources: dict[str, YamlDoc] = {}
+    invalid: set[str] = set()  # keys whose entry failed the schema
     for doc in docs:
         if doc.data is None:
             diags.append(Diagnostic(doc.path, 1, 1, "file is empty",
@@ -96,6 +131,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
         if not isinstance(doc.data, dict):
             continue
         bad_keys = {_owning_key(doc, d) for d in schema_diags}
+        invalid |= {key for key in bad_keys if key is not None}
         for key, entry in doc.data.items():
             if not isinstance(key, str):
                 continue  # reported by the schema step ('key-type'); later steps need text
@@ -112,10 +148,27 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
             for diag in check_entry(doc, key, entry, runners):
                 (warnings if diag.rule == "unknown-runner" and not strict_runners
                  else diags).append(diag)
+    if strict_runners:
+        _check_names(entries, sources, invalid, runners, diags)
     if diags:
         raise InputError(sorted(set(diags)))
     assert runners is not None
     return Catalog(entries, runners, sources, warnings)
+
+
+def _check_names(entries: dict[str, dict], sources: dict[str, YamlDoc], invalid: set[str],
+                 runners: Runners | None, diags: list[Diagnostic]) -> None:
+    """Framework and precision values, then config keys, across the schema-valid entries.
+    A value reported as a typo is the cause: the key is not also blamed for it."""
+    valid = {k: e for k, e in entries.items() if k not in invalid and isinstance(e, dict)}
+    errors, typos = vocabulary.check_values(valid, sources)
+    diags.extend(errors)
+    frameworks = {e["framework"] for e in valid.values()} | set(vocabulary.recipe_engines())
+    labels = runners.labels if runners is not None else {}
+    for key, entry in valid.items():
+        skip = {f for k, f in typos if k == key}
+        diags.extend(keyname.check_key(sources[key], key, entry, labels=labels,
+                                       frameworks=frameworks, skip=skip))
 
 
 def _owning_key(doc: YamlDoc, diag: Diagnostic) -> str | None:

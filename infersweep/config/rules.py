@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from infersweep.config.capacity import replica_gpus, worker_nodes
 from infersweep.diagnostics import Diagnostic, did_you_mean
 from infersweep.yamldoc import YamlDoc
 
@@ -41,11 +42,12 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
 
     # runner label must exist
     if runners is not None and entry["runner"] not in runners.labels:
-        err(("runner",), f"runner label '{entry['runner']}' is not defined in {runners.path}",
-            did_you_mean(entry["runner"], runners.labels) or f"add it under 'labels:' in {runners.path}",
-            "unknown-runner")
+        message, hint = unknown_runner(entry["runner"], runners)
+        err(("runner",), message, hint, "unknown-runner")
 
     spaces = list(search_spaces(entry))
+    if runners is not None and entry["runner"] in runners.labels:
+        _check_capacity(doc, key, entry, spaces, runners, out)
     # router / kv-p2p-transfer live at exactly one scope
     for comp in ("router", "kv-p2p-transfer"):
         inner = [(s, i, j) for s, i, j, ss in spaces if comp in ss]
@@ -111,10 +113,65 @@ def check_entry(doc: YamlDoc, key: str, entry: dict, runners: Runners | None) ->
             if "dram-utilization" not in item:
                 err(("scenarios", s, i), "'kv-offloading: dram' needs the item's "
                     "'dram-utilization'", rule="kv-offload", key_mark=True)
-            if runners is not None and entry["runner"] not in runners.hardware:
+            if (runners is not None and entry["runner"] in runners.labels
+                    and entry["runner"] not in runners.hardware):  # else: unknown-runner
                 err(("runner",), f"runner '{entry['runner']}' has no 'hardware' record in "
                     f"{runners.path}, needed for the DRAM budget", rule="kv-offload")
     return out
+
+
+def _sku(label: str) -> str:
+    return label.removeprefix("cluster:").split("-", 1)[0]
+
+
+def unknown_runner(label: str, runners: Runners) -> tuple[str, str]:
+    """(message, hint) for a runner label the runners file lacks: the labels there, a
+    near miss only for the same SKU (never a label of other hardware), and how to add it."""
+    names = sorted(runners.labels)
+    same_sku = [n for n in names if _sku(n) == _sku(label)]
+    message = (f"runner label '{label}' is not defined in {runners.path} "
+               f"(labels: {', '.join(names)})")
+    add = (f"to add it, put '{label}:' under 'labels:' in {runners.path} with its runner "
+           "names, and a 'hardware' record with its gpus-per-node")
+    close = did_you_mean(label, same_sku)
+    return message, f"{close} or {add}" if close else add
+
+
+def _check_capacity(doc: YamlDoc, key: str, entry: dict, spaces: list, runners: Runners,
+                    out: list[Diagnostic]) -> None:
+    """Every search-space entry fits what the runner label offers: a single-node server its
+    GPUs per node, a multi-node topology the nodes of the label's fleet."""
+    label = entry["runner"]
+    cap = runners.capacity(label)
+    for s, i, j, ss in spaces:
+        base = (key, "scenarios", s, i, "search-space", j)
+        workers = [ss.get(r) for r in ("prefill", "decode")]
+        if not any(isinstance(w, dict) for w in workers):
+            gpus = replica_gpus(ss)
+            if cap.gpus_per_node is not None and "tp" in ss and gpus > cap.gpus_per_node:
+                shape = " x ".join(f"{f} {ss[f]}" for f in ("tp", "pp", "pcp-size") if f in ss)
+                out.append(doc.diag(
+                    (*base, "tp"), f"{shape} needs {gpus} GPUs on one node, but a node of "
+                    f"runner label '{label}' has {cap.gpus_per_node} ({cap.gpus_source})",
+                    f"make tp x pp x pcp-size at most {cap.gpus_per_node}, or make the entry "
+                    "multi-node with prefill/decode workers", rule="node-capacity"))
+            continue
+        if cap.gpus_per_node is None or cap.nodes is None:
+            continue
+        if not all(isinstance(w, dict) for w in workers):
+            continue
+        per_role = [(r, w.get("num-worker", 1), worker_nodes(w, cap.gpus_per_node))
+                    for r, w in zip(("prefill", "decode"), workers, strict=True)]
+        need = sum(n for *_, n in per_role)
+        if need > cap.nodes:
+            parts = " + ".join(f"{n} node(s) for {count} {r} worker(s)"
+                               for r, count, n in per_role if count)
+            out.append(doc.diag(
+                base, f"this topology needs {need} nodes ({parts}, "
+                f"{cap.gpus_per_node} GPUs per node), but runner label '{label}' reaches "
+                f"{cap.nodes} ({cap.nodes_source})",
+                "use fewer or smaller workers, or a runner label whose fleet has more nodes",
+                rule="fleet-capacity", key=True))
 
 
 def _check_conc(doc: YamlDoc, base: tuple, ss: dict) -> list[Diagnostic]:

@@ -8,6 +8,10 @@ ignore ``x-`` keywords): ``x-message``, with ``{field}`` (the field's or key's n
 a ``not``, an ``anyOf``): a wrong type, an empty value, a missing or unknown key keep the
 generic message. A subschema with an ``x-message`` speaks for everything under it (an
 ``anyOf`` of value types is one message, not one per branch).
+
+One mistake, one message: a mapping missing a key its ``if`` tests (``multinode``, or
+``multi-node`` for it) reports that key only, not the errors of the branch the schema then
+guessed; no message is jsonschema's own text, and none names a JSON pointer.
 """
 
 from __future__ import annotations
@@ -90,11 +94,22 @@ def _description(error) -> str:
 
 
 def _field_name(pointer: tuple) -> str:
+    """The name a reader finds: 'tp', 'conc-list[1]', 'item 1' (a top-level list item),
+    'the document' (never a JSON pointer such as '0')."""
     if not pointer:
-        return "document"
-    if isinstance(pointer[-1], int) and len(pointer) > 1:
-        return f"{pointer[-2]}[{pointer[-1]}]"
+        return "the document"
+    if isinstance(pointer[-1], int):
+        if len(pointer) > 1:
+            return f"{pointer[-2]}[{pointer[-1]}]"
+        return f"item {pointer[-1] + 1}"
     return str(pointer[-1])
+
+
+def _quoted(pointer: tuple) -> str:
+    """The field's name quoted as a key ('tp'), or as prose where it is not a key."""
+    name = _field_name(pointer)
+    prose = not pointer or (len(pointer) == 1 and isinstance(pointer[0], int))
+    return name if prose else f"'{name}'"
 
 
 def _where(pointer: tuple) -> str:
@@ -155,6 +170,7 @@ def _message(error, pointer: tuple) -> tuple[str, str]:
     """(message, hint) for one leaf error located at ``pointer``."""
     validator, inst, want = error.validator, error.instance, error.validator_value
     field, where = _field_name(pointer), _where(pointer[:-1])
+    quoted = _quoted(pointer)
     if _is_key_name(error):
         if validator == "not":
             return f"'{field}' is not allowed in {where}", "remove it"
@@ -167,7 +183,7 @@ def _message(error, pointer: tuple) -> tuple[str, str]:
             f"allowed keys here: {', '.join(allowed)}" if allowed else "remove it")
         return f"unknown key '{field}' in {where}", hint
     if validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        missing = _missing_key(error)
         return f"missing required key '{missing}' in {_where(pointer)}", f"add '{missing}:'"
     if validator == "type":
         wants = [want] if isinstance(want, str) else list(want)
@@ -177,26 +193,49 @@ def _message(error, pointer: tuple) -> tuple[str, str]:
         elif "string" in wants and (inst is None or isinstance(inst, (bool, int, float))):
             hint = "quote the value"
         names = " or ".join(_TYPE_NAMES.get(w, w) for w in wants)
-        return f"'{field}' must be {names}, got {_describe(inst)}", hint
+        return f"{quoted} must be {names}, got {_describe(inst)}", hint
     if validator == "enum":
         choices = ", ".join(json.dumps(c) for c in want)
-        return (f"'{field}' is {_describe(inst)}, expected one of {choices}",
+        return (f"{quoted} is {_describe(inst)}, expected one of {choices}",
                 did_you_mean(inst, [c for c in want if isinstance(c, str)]))
     if validator == "const":
         here = " here" if _under_condition(error) else ""
-        return (f"'{field}' must be {json.dumps(want)}{here}, got {_describe(inst)}",
+        return (f"{quoted} must be {json.dumps(want)}{here}, got {_describe(inst)}",
                 _description(error))
     if validator == "pattern":
-        return (f"'{field}' is {_describe(inst)}, which does not match {want}",
+        return (f"{quoted} is {_describe(inst)}, which does not match {want}",
                 _description(error))
     bounds = {"minimum": "at least", "exclusiveMinimum": "greater than", "maximum": "at most"}
     if validator in bounds:
-        return f"'{field}' must be {bounds[validator]} {want}, got {_describe(inst)}", ""
+        return f"{quoted} must be {bounds[validator]} {want}, got {_describe(inst)}", ""
     if validator in ("minItems", "minProperties", "minLength"):
-        return f"'{field}' must not be empty", ""
+        return f"{quoted} must not be empty", ""
     if validator == "uniqueItems":
-        return f"'{field}' lists a value twice: {_describe(inst)}", ""
-    return error.message, ""
+        return f"{quoted} lists a value twice: {_describe(inst)}", ""
+    return _worded_fallback(error, quoted)
+
+
+def _worded_fallback(error, quoted: str) -> tuple[str, str]:
+    """A failure no branch above words: never jsonschema's own text ("False schema does not
+    allow", "is not valid under any of the given schemas", JSON pointers)."""
+    validator, want = error.validator, error.validator_value
+    hint = _description(error) if isinstance(error.schema, dict) else ""
+    if validator == "oneOf":
+        return f"{quoted} matches more than one of the allowed forms", hint or "keep one form"
+    if validator in ("anyOf", "oneOf", "allOf"):
+        return f"{quoted} has none of the allowed forms", hint
+    sizes = {"maxItems": "items", "maxProperties": "keys", "maxLength": "characters"}
+    if validator in sizes:
+        return f"{quoted} has more than {want} {sizes[validator]}", hint
+    if validator == "exclusiveMaximum":
+        return f"{quoted} must be less than {want}, got {_describe(error.instance)}", hint
+    if validator == "multipleOf":
+        return f"{quoted} must be a multiple of {want}", hint
+    if validator == "format":
+        return f"{quoted} is not a valid {want}", hint
+    if validator == "dependentRequired":
+        return f"{quoted} is missing a key that goes with another", hint
+    return f"{quoted} is not valid here ({validator})", hint
 
 
 def _to_diagnostic(doc: YamlDoc, error, base: tuple, instance: Any = None,
@@ -221,7 +260,10 @@ def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
     misspelt = {(tuple(e.absolute_path), k) for e in leaves if e.validator == "additionalProperties"
                 for k in _unknown_keys(e)}
     diags = _key_type_diagnostics(doc) if data is None else []
+    undecided = _undecided_objects(leaves)
     for leaf in leaves:
+        if _follows_from(leaf, undecided):
+            continue  # a consequence of the missing key; its cause is reported instead
         if leaf.validator == "required" and any(
                 path == tuple(leaf.absolute_path) and did_you_mean(key, leaf.validator_value)
                 for path, key in misspelt):
@@ -231,6 +273,31 @@ def validate_doc(doc: YamlDoc, schema_name: str, *, data: Any = None,
         else:
             diags.append(_to_diagnostic(doc, leaf, base, instance))
     return sorted(set(diags))
+
+
+def _missing_key(error) -> str:
+    return error.message.split("'")[1] if "'" in error.message else ""
+
+
+def _undecided_objects(leaves) -> set[tuple]:
+    """Mappings missing a key their schema's ``if`` tests (``multinode``, spelt
+    ``multi-node``): which branch applies is unknown, so the branch's errors say nothing."""
+    out = set()
+    for leaf in leaves:
+        if leaf.validator != "required" or not isinstance(leaf.schema, dict):
+            continue
+        cond = leaf.schema.get("if")
+        if isinstance(cond, dict) and _missing_key(leaf) in (
+                set(cond.get("properties") or {}) | set(cond.get("required") or [])):
+            out.add(tuple(leaf.absolute_path))
+    return out
+
+
+def _follows_from(leaf, undecided: set[tuple]) -> bool:
+    """Whether ``leaf`` comes from the ``then``/``else`` branch of an undecided mapping."""
+    path = tuple(leaf.absolute_path)
+    return any(path[:len(p)] == p and any(part in ("then", "else") for part in leaf.schema_path)
+               for p in undecided)
 
 
 _KEY_KINDS = {"int": "a number", "float": "a number", "null": "null (no key)",
@@ -248,9 +315,23 @@ def _key_type_diagnostics(doc: YamlDoc) -> list[Diagnostic]:
 
 
 def validate_data(instance: Any, schema_name: str) -> list[str]:
-    """Plain messages for a JSON contract that has no source file (e.g. a matrix row)."""
+    """Messages for a JSON contract that has no source file (e.g. a matrix row), in the same
+    words as located ones: ``prefill: 'num-worker' must be at least 0, got -1``."""
     out = []
     for error in _validator(schema_name).iter_errors(instance):
-        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-        out.append(f"{where}: {error.message}")
+        for leaf in _leaf_errors(error):
+            keys = _unknown_keys(leaf) if leaf.validator == "additionalProperties" else [None]
+            for key in keys:
+                pointer, _ = _located(leaf, (), instance, key)
+                message, hint = _message(leaf, pointer)
+                if custom := _annotation(leaf, "x-message"):
+                    message = (custom.replace("{field}", _field_name(pointer))
+                               .replace("{value}", _describe(leaf.instance))
+                               .replace("{where}", _where(pointer[:-1])))
+                hint = _annotation(leaf, "x-hint") or ("" if leaf.validator == "required"
+                                                        else hint)
+                text = message.replace(" in the document", "")
+                if len(pointer) > 1 and f" in {_where(pointer[:-1])}" not in text:
+                    text = f"{_where(pointer[:-1])}: {text}"
+                out.append(text + (f" ({hint})" if hint else ""))
     return out

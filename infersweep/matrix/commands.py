@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -13,21 +12,33 @@ from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
 from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
-from infersweep.matrix.rows import SEQ_FAMILIES
-from infersweep.matrix.table import explain_table, matrix_table
+from infersweep.matrix.table import explain_data, explain_table, matrix_table
 
 
 class SeqFamily(click.ParamType):
     """A sequence family: a name (1k1k, 8k1k) or ISL_OSL with positive token counts."""
 
     name = "family"
-    _PAIR = re.compile(r"[1-9][0-9]*_[1-9][0-9]*")
 
     def convert(self, value, param, ctx):
-        if value in SEQ_FAMILIES or self._PAIR.fullmatch(str(value)):
+        from infersweep.matrix.points import SEQ_FORM, is_seq_family
+
+        if is_seq_family(value):
             return value
-        self.fail(f"{value!r} is not a sequence family: use {', '.join(SEQ_FAMILIES)}, or "
-                  "ISL_OSL in tokens (e.g. 2048_1024)", param, ctx)
+        self.fail(f"{value!r} is not a sequence family: {SEQ_FORM}", param, ctx)
+
+
+def split_commas(ctx, param, values):
+    """``--config-keys a,b`` as ``--config-keys a --config-keys b`` (no key or glob has a
+    comma); an empty item (``a,,b``, a trailing comma) is a usage error, not a silent skip."""
+    out = []
+    for value in values or ():
+        parts = [p.strip() for p in str(value).split(",")]
+        if any(not p for p in parts):
+            raise click.BadParameter(f"{value!r} has an empty item; separate keys with single "
+                                     "commas, or repeat the option", ctx, param)
+        out.extend(parts)
+    return tuple(out)
 
 
 STEP_SIZE = click.IntRange(min=2)  # a range multiplied by 1 would never end
@@ -66,8 +77,9 @@ def _common(f):
 def config_key_options(f):
     """`matrix test-config`'s own selection options: --config-keys and --conc."""
     f = multi_option("--conc", type=POSITIVE_INT, help="Keep only these concurrencies.")(f)
-    return multi_option("--config-keys", required=True,
-                        help="Config keys or globs (* and ?).")(f)
+    return multi_option("--config-keys", required=True, callback=split_commas,
+                        help="Config keys or globs (* and ?): several after the option, "
+                             "comma-separated, or the option repeated.")(f)
 
 
 def test_config_selection(*, config_keys, conc, seq_lens, scenario_type, step_size,
@@ -114,10 +126,12 @@ def matrix():
 
 @matrix.command("full-sweep")
 @_common
-@multi_option("--model-prefix", help="Keep config keys starting with these prefixes.")
-@multi_option("--precision")
-@multi_option("--framework")
-@multi_option("--runner-type", help="Keep configs whose runner label is one of these.")
+@multi_option("--model-prefix", callback=split_commas,
+              help="Keep config keys starting with these prefixes.")
+@multi_option("--precision", callback=split_commas, help="Keep configs of these precisions.")
+@multi_option("--framework", callback=split_commas, help="Keep configs of these frameworks.")
+@multi_option("--runner-type", callback=split_commas,
+              help="Keep configs whose runner label is one of these.")
 @click.option("--min-conc", type=POSITIVE_INT)
 @click.option("--max-conc", type=POSITIVE_INT)
 @click.option("--max-tp", type=POSITIVE_INT, help="Skip single-node entries with a larger tp.")
@@ -142,20 +156,34 @@ def full_sweep(config_files, runner_config, no_evals, evals_only, all_evals,
     _emit(generate_keyed(catalog, sel), fmt)
 
 
+def check_named_points(catalog, sel: Selection) -> None:
+    """A --conc or --seq-lens value that none of the named configs has is a usage error
+    listing what they do have, not an empty matrix with exit 0."""
+    from infersweep.matrix import points
+
+    for option, bad, have in points.unmatched(catalog, sel):
+        raise click.BadParameter(points.describe(option, bad, have, sel.config_keys or []),
+                                 param_hint=f"'{option}'")
+
+
 @matrix.command("test-config")
 @_common
 @config_key_options
 def test_config(config_files, runner_config, fmt, **selection):
     """The points of the named configs (what a changelog entry runs)."""
     catalog = catalog_from_options(config_files, runner_config)
-    _emit(generate_keyed(catalog, test_config_selection(**selection)), fmt)
+    sel = test_config_selection(**selection)
+    check_named_points(catalog, sel)
+    _emit(generate_keyed(catalog, sel), fmt)
 
 
 @click.command()
 @click.argument("key")
 @multi_option("--config-files", type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path))
-def explain(key, config_files, runner_config):
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: a list with one object per matching key.")
+def explain(key, config_files, runner_config, fmt):
     """What a full sweep of config KEY runs and costs: points, GPUs and nodes.
 
     KEY may be a glob ('dsv4*'): every matching key is explained, in catalog order, each
@@ -163,9 +191,12 @@ def explain(key, config_files, runner_config):
     """
     catalog = catalog_from_options(config_files, runner_config)
     keys = select_keys(catalog, [key])
-    tables = [explain_table(k, catalog, [row for _, row in
-                                         generate_keyed(catalog, Selection(config_keys=[k]))])
-              for k in keys]
+    rows = {k: [row for _, row in generate_keyed(catalog, Selection(config_keys=[k]))]
+            for k in keys}
+    if fmt == "json":
+        click.echo(json.dumps([explain_data(k, catalog, rows[k]) for k in keys], indent=2))
+        return
+    tables = [explain_table(k, catalog, rows[k]) for k in keys]
     if len(keys) > 1:
         tables.insert(0, f"{len(keys)} config keys match {key!r}: {', '.join(keys)}")
     click.echo("\n\n".join(tables))

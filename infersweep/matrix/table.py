@@ -63,28 +63,37 @@ def gpus_and_nodes(row: dict, gpus_per_node: int) -> tuple[int, int]:
     return gpus, nodes
 
 
-def explain_table(key: str, catalog, rows: list[dict]) -> str:
+def explain_data(key: str, catalog, rows: list[dict]) -> dict:
+    """What a full sweep of ``key`` runs and costs, as data (``explain --format json``)."""
     entry = catalog.entries[key]
     hw = catalog.runners.hardware.get(entry["runner"], {})
     per_node = hw.get("gpus-per-node", DEFAULT_GPUS_PER_NODE)
-    table = []
-    jobs = points = node_jobs = peak = 0
+    points = []
+    node_jobs = peak = 0
     for job, row in enumerate(rows, start=1):
         gpus, nodes = gpus_and_nodes(row, per_node)
-        jobs += 1
         node_jobs += nodes
         peak = max(peak, nodes)
         for c in concs(row):
-            points += 1
-            evaluated = row.get("run-eval") and (
-                row.get("eval-conc") in (None, c) or row.get("eval-all-concs"))
-            table.append([job, _seq(row), topology(row), c, gpus, nodes,
-                          "yes" if evaluated else ""])
-    head = (f"{key}: {entry['model']} {entry['precision']} on '{entry['runner']}' "
-            f"({entry['framework']}, image {entry['image']})")
+            evaluated = bool(row.get("run-eval") and (
+                row.get("eval-conc") in (None, c) or row.get("eval-all-concs")))
+            points.append({"job": job, "seq": _seq(row), "topology": topology(row), "conc": c,
+                           "gpus": gpus, "nodes": nodes, "eval": evaluated})
+    return {"config-key": key, "model": entry["model"], "precision": entry["precision"],
+            "runner": entry["runner"], "framework": entry["framework"],
+            "image": entry["image"], "gpus-per-node": per_node, "jobs": len(rows),
+            "nodes-total": node_jobs, "nodes-peak": peak, "points": points}
+
+
+def explain_table(key: str, catalog, rows: list[dict]) -> str:
+    d = explain_data(key, catalog, rows)
+    table = [[p["job"], p["seq"], p["topology"], p["conc"], p["gpus"], p["nodes"],
+              "yes" if p["eval"] else ""] for p in d["points"]]
+    head = (f"{key}: {d['model']} {d['precision']} on '{d['runner']}' "
+            f"({d['framework']}, image {d['image']})")
     body = tabulate(table, headers=["job", "seq", "topology", "conc", "GPUs", "nodes", "eval"],
                     tablefmt="github")
-    summary = (f"{points} point(s) in {jobs} job(s); a full sweep allocates {node_jobs} "
-               f"node(s) in total (one job at a time: at most {peak} node(s)); "
-               f"{per_node} GPUs per node")
+    summary = (f"{len(d['points'])} point(s) in {d['jobs']} job(s); a full sweep allocates "
+               f"{d['nodes-total']} node(s) in total (one job at a time: at most "
+               f"{d['nodes-peak']} node(s)); {d['gpus-per-node']} GPUs per node")
     return f"{head}\n\n{body}\n\n{summary}"

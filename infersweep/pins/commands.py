@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from infersweep import ghactions
+from infersweep import ghactions, output
 from infersweep.clitypes import POSITIVE_INT, FiniteFloat
 from infersweep.diagnostics import Diagnostic, InputError, did_you_mean
 from infersweep.redact import redact
@@ -64,6 +64,7 @@ def _check_names(names, known, what: str, path: str) -> None:
                    "could hold a pin (unreadable, or too large and naming a pinned source).")
 @click.option("--max-file-size", type=POSITIVE_INT, default=2 * 2**20, show_default=True,
               metavar="BYTES", help="Larger files are not scanned (see --strict).")
+@output.output_format_option
 def check(root, lock, verbose, strict, max_file_size):
     """Fail on short or malformed SHAs in the lock and on any other commit named for a pinned
     source anywhere in the repository (changelog, recipes, docs, launchers, workflows)."""
@@ -75,10 +76,9 @@ def check(root, lock, verbose, strict, max_file_size):
             click.echo(f"{ref.path}:{ref.line}:{ref.col}: {ref.token} matches the "
                        f"{', '.join(ref.sources)} pin")
     flagged = {d.path for d in report.problems if d.rule == "pins-unscanned"}
-    for u in report.unscanned:
-        if u.path not in flagged:
-            click.echo(f"warning: {u.path}: not scanned for pinned commits: {u.reason} "
-                       "(it names no pinned source; --strict makes this an error)", err=True)
+    output.warn(Diagnostic(u.path, 0, 0, f"not scanned for pinned commits: {u.reason}",
+                           "it names no pinned source; --strict makes this an error")
+                for u in report.unscanned if u.path not in flagged)
     if report.problems:
         raise InputError(report.problems)
     n = len(report.lock.pins) if report.lock else 0
@@ -117,15 +117,19 @@ _HINTS = {
 @click.option("--only", "only", multiple=True, metavar="NAME", help="Verify only these pins.")
 @click.option("--timeout", default=60.0, show_default=True, type=FiniteFloat(min=1),
               help="Seconds allowed per pin.")
-@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the results as a JSON list on stdout.")
+@click.option("--json", "as_json", is_flag=True, hidden=True,
+              help="The old spelling of --format json.")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown table here (default: $GITHUB_STEP_SUMMARY).")
-def verify(root, lock, remotes, only, timeout, as_json, step_summary):
+def verify(root, lock, remotes, only, timeout, fmt, as_json, step_summary):
     """Prove each pinned commit is fetchable from its remote (scratch repo, shallow fetch by
     SHA, cat-file), before any GPU job depends on it."""
     from infersweep.pins.lock import sha_problem
     from infersweep.pins.verify import OK, SKIPPED, verify_pins
 
+    as_json = as_json or fmt == "json"
     ghactions.check_targets({"--step-summary": step_summary})
     parsed = _load(root, lock, strict=False)
     overrides = _parse_remotes(remotes)

@@ -67,10 +67,22 @@ def _message_from_git(repo_dir: str, sha: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def _event_name(ctx, param, value):
+    from infersweep.diagnostics import did_you_mean
+    from infersweep.policy.decide import GITHUB_EVENTS, SWEEP_EVENTS
+
+    if value is not None and value not in GITHUB_EVENTS:
+        near = did_you_mean(value, sorted(GITHUB_EVENTS))
+        raise click.BadParameter(
+            f"{value!r} is not a GitHub Actions event name{f' ({near})' if near else ''}; "
+            f"the sweep runs on {', '.join(SWEEP_EVENTS)} (pass $GITHUB_EVENT_NAME)", ctx, param)
+    return value
+
+
 @policy.command()
 @click.option("--event-path", envvar="GITHUB_EVENT_PATH", required=True,
               help="Webhook payload JSON (default: $GITHUB_EVENT_PATH).")
-@click.option("--event-name", envvar="GITHUB_EVENT_NAME", required=True,
+@click.option("--event-name", envvar="GITHUB_EVENT_NAME", required=True, callback=_event_name,
               help="pull_request, push, workflow_dispatch, ... (default: $GITHUB_EVENT_NAME).")
 @click.option("--head-commit-message", envvar="INFERSWEEP_HEAD_COMMIT_MESSAGE", default=None,
               help="Head commit message, for the [skip-sweep] marker. pull_request payloads do "
@@ -126,8 +138,15 @@ def labels(fmt):
     from infersweep.policy.labels import label_table
 
     rows = label_table()
-    if fmt == "json":
-        click.echo(json.dumps(rows, indent=2))
+    if fmt == "json":  # booleans as booleans; a field that does not apply to a kind is null
+        as_bool = {"yes": True, "no": False, "": None}
+        typed = [{k: as_bool.get(v, v) if k in ("canary", "fail-fast") else v
+                  for k, v in row.items()} for row in rows]
+        for row in typed:
+            row["stageable"] = {"yes": True, "no": False}.get(row["stageable"],
+                                                               row["stageable"])
+            row["matrix"] = row["matrix"] or None
+        click.echo(json.dumps(typed, indent=2))
         return
     from tabulate import tabulate
 

@@ -37,6 +37,17 @@ from infersweep.gitexec import FULL_SHA, is_revision
 from infersweep.policy import labels as L
 
 PR_EVENTS = ("pull_request",)
+# Every event name GitHub Actions sets $GITHUB_EVENT_NAME to: any other --event-name is a typo
+# (``pull-request``), refused at once instead of skipping as "an event that does not run".
+GITHUB_EVENTS = frozenset({
+    "branch_protection_rule", "check_run", "check_suite", "create", "delete", "deployment",
+    "deployment_status", "discussion", "discussion_comment", "fork", "gollum", "issue_comment",
+    "issues", "label", "merge_group", "milestone", "page_build", "project", "project_card",
+    "project_column", "public", "pull_request", "pull_request_review",
+    "pull_request_review_comment", "pull_request_target", "push", "registry_package",
+    "release", "repository_dispatch", "schedule", "status", "watch", "workflow_call",
+    "workflow_dispatch", "workflow_run"})
+SWEEP_EVENTS = ("pull_request", "push", "workflow_dispatch")
 PR_ACTIONS = ("opened", "reopened", "synchronize", "ready_for_review", "labeled", "unlabeled")
 LABEL_ACTIONS = ("labeled", "unlabeled")
 ZERO_SHA = "0" * 40
@@ -283,6 +294,21 @@ def _checked_sha(sha: str, path: str) -> str:
 
 # -- facts -> decision ------------------------------------------------------------------------
 
+def near_miss(label: str) -> str:
+    """The sweep label an unrecognised label was probably meant to be, or ''."""
+    if label in L.RECOGNIZED_LABELS:
+        return ""
+    hint = did_you_mean(label, sorted(L.SWEEP_LABELS))
+    return hint.split("'")[1] if hint else ""
+
+
+def _near_misses(labels) -> str:
+    """'; label 'x' is not a sweep label: did you mean 'y'?' for each near-miss, or ''."""
+    notes = [f"label '{lab}' is not a sweep label: did you mean '{near}'?"
+             for lab in labels if (near := near_miss(lab))]
+    return "".join(f"; {n}" for n in notes)
+
+
 def _has_marker(message: str | None) -> bool:
     return message is not None and L.SKIP_SWEEP_MARKER.lower() in message.lower()
 
@@ -359,7 +385,9 @@ def decide(f: EventFacts) -> Decision:
             return _skip(d, f"pull_request '{f.action}' does not start a sweep "
                             f"(only {', '.join(PR_ACTIONS)} do)")
         if not relevant:
+            near = near_miss(f.acted_label)
             what = ("only affects scheduling priority" if f.acted_label in L.SCHEDULING_LABELS
+                    else f"is not a sweep label (did you mean '{near}'?)" if near
                     else "is not a sweep label")
             return _skip(d, f"label '{f.acted_label}' {what}; a running sweep is left alone")
         if f.draft:
@@ -381,12 +409,13 @@ def decide(f: EventFacts) -> Decision:
             extra = (f" (modifier{'s' if len(modifiers) > 1 else ''} "
                      f"{', '.join(modifiers)} need{'' if len(modifiers) > 1 else 's'} "
                      "a primary label)") if modifiers else ""
-            return _skip(d, f"no primary sweep label{extra}; add '{L.RECOMMENDED_PRIMARY}' "
-                            "(recommended) to run the sweep")
+            return _skip(d, f"no primary sweep label{extra}{_near_misses(f.labels)}; add "
+                            f"'{L.RECOMMENDED_PRIMARY}' (recommended) to run the sweep")
         if d.skip_sweep_marker:
             return _skip(d, f"head commit message contains {L.SKIP_SWEEP_MARKER}")
         _apply_labels(d, primaries[0], present)
-        return _run(d, f"'{primaries[0]}' on PR #{f.pr_number}: {_describe(d)}")
+        return _run(d, f"'{primaries[0]}' on PR #{f.pr_number}: {_describe(d)}"
+                       f"{_near_misses(f.labels)}")
 
     if f.event == "push":
         branch = _branch(f.ref)

@@ -49,8 +49,18 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
     files = list(config_files) or default_config_files(repo)
     catalog = load_catalog(files, runner_config or default_runner_file(repo),
                            strict_runners=False)
+    from infersweep.matrix import points
+
     sel = Selection(config_keys=[key], conc=list(concs) or None,
                     seq_lens=list(seq_lens) or None, evals="none")
+    bad = [s for s in sel.seq_lens or [] if not points.is_seq_family(s)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not a sequence family: {points.SEQ_FORM}",
+                                 param_hint="'--seq-len'")
+    if key in catalog.entries:
+        for option, wrong, have in points.unmatched(catalog, sel):
+            raise click.BadParameter(points.describe(option, wrong, have, [key]),
+                                     param_hint=f"'{option.replace('seq-lens', 'seq-len')}'")
     rows = [row for _, row in generate_keyed(catalog, sel)]
     if not rows:
         raise InputError(Diagnostic(key, 0, 0, "the selection produced no rows",

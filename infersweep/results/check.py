@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from infersweep import output
+from infersweep.diagnostics import Diagnostic
 from infersweep.results.collect import point_key
 
 MISSING, SHORT, FAILED, UNEXPECTED, IDENTITY, UNUSABLE, JOB = (
@@ -138,22 +140,15 @@ def verdict(problems: list[Problem], counts: dict) -> str:
     return f"results check: passed, {head}; the run is stageable"
 
 
-def _escape(text: str, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    if prop:
-        text = text.replace(":", "%3A").replace(",", "%2C")
-    return text
+def as_diagnostic(p: Problem) -> Diagnostic:
+    return Diagnostic(p.file or "", 0, 0, f"{p.point}: {p.message}")
 
 
 def github_annotations(problems: list[Problem]) -> str:
-    """``::error file=…,title=…::message`` workflow commands, one per problem."""
-    out = []
-    for p in problems:
-        props = f"title={_escape('results check: ' + p.kind, True)}"
-        if p.file:
-            props = f"file={_escape(p.file, True)}," + props
-        out.append(f"::error {props}::{_escape(f'{p.point}: {p.message}')}")
-    return "\n".join(out)
+    """``::error file=…,title=…::message`` workflow commands, one per problem (the renderer
+    every command's ``--output-format github`` shares)."""
+    return "\n".join(output.annotation(as_diagnostic(p), title=f"results check: {p.kind}")
+                     for p in problems)
 
 
 def markdown_summary(problems: list[Problem], counts: dict) -> str:

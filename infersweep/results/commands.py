@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from infersweep import ghactions
+from infersweep import ghactions, output
 from infersweep.atomic import check_writable, write_atomic
 from infersweep.diagnostics import Diagnostic, InputError
 
@@ -102,12 +102,10 @@ def collect(sources, output, csv_path):
               show_default=True, help="Checkout whose runtimes lock names the srt-slurm commit.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="The report on stdout.")
-@click.option("--output-format", type=click.Choice(["text", "github"]), default="text",
-              show_default=True,
-              help="github: also print an ::error workflow command per problem.")
+@output.output_format_option
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown report here (default: $GITHUB_STEP_SUMMARY).")
-def check(sources, matrix_file, srt_slurm_commit, repo, fmt, output_format, step_summary):
+def check(sources, matrix_file, srt_slurm_commit, repo, fmt, step_summary):
     """The staging gate: exactly the expected points, each complete, the expected identities.
 
     Expected points are those of the matrix rows (row.json) beside each manifest. Names
@@ -127,7 +125,7 @@ def check(sources, matrix_file, srt_slurm_commit, repo, fmt, output_format, step
     agg = collecting.aggregate(g)
     problems, counts = checking.check(agg, srt_slurm_commit=srt_slurm_commit, errors=g.errors,
                                       matrix_rows=matrix_rows)
-    if output_format == "github" and problems:
+    if output.selected() == output.GITHUB and problems:
         click.echo(checking.github_annotations(problems))
     if fmt == "json":
         click.echo(json.dumps(checking.as_json(problems, counts), indent=2))

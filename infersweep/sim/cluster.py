@@ -146,4 +146,24 @@ def _run_loop(coro) -> None:
         with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt):
             loop.run_until_complete(task)
     finally:
-        loop.close()
+        try:
+            _finish_tasks(loop)
+        finally:
+            loop.close()
+
+
+STOP_GRACE_S = 5.0  # how long the handlers of open connections get to unwind
+
+
+def _finish_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still running (the handlers of open connections) and let it unwind, as
+    :func:`asyncio.run` does: a loop closed over pending tasks prints "Task was destroyed but
+    it is pending!" for each of them on the way out."""
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for t in pending:
+        t.cancel()
+    if pending:
+        with contextlib.suppress(asyncio.CancelledError, KeyboardInterrupt):
+            loop.run_until_complete(asyncio.wait(pending, timeout=STOP_GRACE_S))
+    with contextlib.suppress(Exception, KeyboardInterrupt):
+        loop.run_until_complete(loop.shutdown_asyncgens())

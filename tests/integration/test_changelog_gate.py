@@ -370,11 +370,16 @@ def test_live_changelog_accepts_the_documented_append(tmp_path, run_cli):
     live = (REPO / "perf-changelog.yaml").read_text()
     r.commit("base", {**files, "perf-changelog.yaml": live})
     entry = _documented_entry()
-    key = entry.split("- config-keys:\n", 1)[1].split("\n", 1)[0].strip().removeprefix("- ")
     live_keys = [k for name, text in files.items() if name.endswith("-master.yaml")
                  for k in yaml.safe_load(text)]
-    if key not in live_keys:  # the docs' example config was retired: use a live one
-        entry, key = entry.replace(key, live_keys[0]), live_keys[0]
+    # the docs' example configs are added by the reader (tests/integration/
+    # test_newcomer_walk.py walks that): here, each is replaced by a live key
+    documented = yaml.safe_load(entry)[0]["config-keys"]
+    spare = iter(k for k in live_keys if k not in documented)
+    for name in documented:
+        if name not in live_keys:
+            entry = entry.replace(f"- {name}\n", f"- {next(spare)}\n")
+    key = yaml.safe_load(entry)[0]["config-keys"][0]
     r.commit("append", {"perf-changelog.yaml": live + "\n" + entry})
     code, out, err = run_cli("changelog", "check", "--repo", r.path, "--base-ref", "HEAD~1",
                              "--head-ref", "HEAD")

@@ -238,10 +238,11 @@ def test_cli_reports_each_failure_at_its_lock_line(remote, tmp_path, capsys):
     assert "2 errors" in err and "Traceback" not in err
 
 
-def test_cli_env_override_json_and_only(remote, tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("as_json", [["--format", "json"], ["--json"]])  # --json: old spelling
+def test_cli_env_override_json_and_only(remote, tmp_path, capsys, monkeypatch, as_json):
     lock = write_lock(tmp_path, remote.older, "b" * 40)
     monkeypatch.setenv("INFERSWEEP_PIN_URL_SRT_SLURM", remote.url)
-    code = run(["--lock", str(lock), "--only", "srt-slurm", "--json"])
+    code = run(["--lock", str(lock), "--only", "srt-slurm", *as_json])
     assert code == 0
     [result] = json.loads(capsys.readouterr().out)
     assert result["status"] == "ok" and result["repository"] == remote.url

@@ -337,3 +337,16 @@ def test_a_large_file_naming_a_source_is_searched_by_streaming(tmp_path):
     pins = report.lock.valid_pins()
     # a mention split across two read blocks is still found
     assert mentions_in_file(root / "docs/huge.log", pins, chunk=3005) == ("srt-slurm",)
+
+
+def test_output_format_github_annotates_each_mismatch(tmp_path, capsys, monkeypatch):
+    root = make_repo(tmp_path, {"runners/launch_x.sh": f'SRT_SLURM_COMMIT="{OTHER}"\n'})
+    monkeypatch.chdir(root)
+    with pytest.raises(SystemExit) as exc:
+        main(["pins", "check", "--output-format", "github"])
+    assert exc.value.code == 1
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[0].startswith(
+        "::error file=runners/launch_x.sh,line=1,col=19,title=infersweep pins check "
+        f"[pin-mismatch]::'{OTHER}' refers to srt-slurm but configs/runtimes.yaml pins {SRT}")
+    assert captured.err.startswith("error: runners/launch_x.sh:1:19: [pin-mismatch]")

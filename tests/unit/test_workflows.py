@@ -318,3 +318,15 @@ def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():
     publish = wf["jobs"]["publish"]
     assert publish["permissions"] == {"pages": "write", "id-token": "write"}
     assert "needs.stage.outputs.staged == 'true'" in publish["if"]
+
+
+
+@pytest.mark.parametrize("command", ["infersweep validate", "infersweep pins check",
+                                     "infersweep changelog check", "infersweep results check"])
+def test_gate_steps_annotate_the_diff(command):
+    """Every step that runs a gate prints its problems as GitHub annotations as well."""
+    runs = [step["run"] for path in WORKFLOWS.glob("*.yml")
+            for job in yaml.load(path.read_text(), Loader=yaml.BaseLoader)["jobs"].values()
+            for step in job.get("steps", []) if step.get("run", "").startswith(command)]
+    assert runs, f"no workflow step runs {command}"
+    assert all("--output-format github" in r for r in runs), runs

@@ -17,11 +17,7 @@ from tests.integration.stage import stagerun as sr
 pytestmark = pytest.mark.integration
 
 SITE = "https://octo-org.github.io/infersweep"
-try:  # the report arrives with its own change
-    import infersweep.report  # noqa: F401
-    needs_report = pytest.mark.skipif(False, reason="")
-except ModuleNotFoundError:
-    needs_report = pytest.mark.skip(reason="infersweep.report is not part of the tree yet")
+
 NEW_HEAD = "c4" * 20
 SECOND = 33825309999
 
@@ -46,7 +42,6 @@ def _points(store_url, run_id):
         return [p for r in s.staged_runs() if r.run_id == str(run_id) for p in r.points]
 
 
-@needs_report
 def test_a_run_is_staged_once_however_often_it_is_asked_for(gh, tmp_path, run_cli,
                                                            store_url):
     code, out, err = run_cli("store", "migrate", "--db", store_url)
@@ -84,7 +79,6 @@ def test_a_run_is_staged_once_however_often_it_is_asked_for(gh, tmp_path, run_cl
     assert all(e["actor"] == "maya" for e in events)
 
 
-@needs_report
 def test_a_later_sweep_is_compared_with_the_earlier_one(gh, tmp_path, run_cli, store_url):
     run_cli("store", "migrate", "--db", store_url)
     s = sr.sweep(gh, tmp_path)

@@ -37,7 +37,9 @@ def test_conc_and_seq_len_select_through_the_matrix(run_cli):
          "result-file": "mi355x-atom-dsv4-disagg-2p1d-dpa-tp8-8k1k-c1024.json"}]
     assert item["recipe"]["benchmark"]["command"].count(" bench serve ") == 2
     code, _, err = run_cli("recipe", "render", *KEY_ARGS, "--seq-len", "1k1k")
-    assert code == 1 and "the selection produced no rows" in err
+    assert code == 2
+    assert ("Invalid value for '--seq-len': 1k1k: not a sequence family of "
+            "dsv4-fp4-mi355x-atom-disagg (it has: 8k1k") in err
 
 
 def test_output_is_written_whole(run_cli, tmp_path, dsv4_rows):

@@ -1,0 +1,80 @@
+"""``infersweep report build``: the static report from the results store or run folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from infersweep.diagnostics import InputError
+
+DB_ENV = "INFERSWEEP_DB_URL"
+THRESHOLDS = "configs/eval-thresholds.yaml"
+
+
+@click.group()
+def report():
+    """The static HTML report of staged runs (charts, tables, evals, provenance)."""
+
+
+def _store_runs(url: str | None) -> list:
+    try:
+        from infersweep.stage.store import open_store
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("infersweep"):
+            raise
+        raise InputError("the results store is not part of this installation; build from "
+                         "run folders with --from-run DIR") from None
+    with open_store(url) as store:
+        return list(store.staged_runs())
+
+
+@report.command("build")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="The site folder (replaced whole when the build succeeds; created if new).")
+@click.option("--db", "db_url", default=None,
+              metavar="URL",
+              help="The results store: a SQLite file path, sqlite:///PATH or "
+                   f"postgresql+psycopg://USER:PASSWORD@HOST:PORT/DB [default: ${DB_ENV}, "
+                   "else results/infersweep.db]; with --from-run, the store is read only "
+                   f"when --db or ${DB_ENV} is set.")
+@click.option("--from-run", "from_runs", multiple=True, type=click.Path(path_type=Path),
+              help="A run to include without a store: a `sweep run` output folder, a "
+                   "downloaded results artifact (aggregate/results.json) or an aggregate "
+                   "file. Repeatable.")
+@click.option("--thresholds", "threshold_file", type=click.Path(dir_okay=False), default=None,
+              help=f"Eval thresholds that judge the evals [default: {THRESHOLDS} when it "
+                   "exists, else evals are shown unjudged].")
+@click.option("--title", default="infersweep results", show_default=True,
+              help="The site's title.")
+def build(out, db_url, from_runs, threshold_file, title):
+    """Render the report: an index, a page per config (throughput per GPU against
+    interactivity with each run's Pareto frontier, every point, evals against thresholds)
+    and a page per staged run at runs/<run id>-<attempt>.html.
+
+    The site works offline (plotly.js is written beside the pages). It is written into a
+    temporary folder beside --out and swapped in, so a failed build leaves the old site."""
+    from infersweep import report as reportmod
+    from infersweep.evals import thresholds
+    from infersweep.report import fromrun, output
+
+    output.check_out(out)  # before any work
+    limits = None
+    if threshold_file is not None:
+        limits = thresholds.load(threshold_file)
+    elif Path(THRESHOLDS).is_file():
+        limits = thresholds.load(THRESHOLDS)
+    else:
+        click.echo(f"warning: no {THRESHOLDS} here and no --thresholds: evals are shown "
+                   "without a verdict", err=True)
+    runs = [fromrun.load(p) for p in from_runs]
+    db_url = db_url or os.environ.get(DB_ENV) or None
+    if db_url is not None or not from_runs:
+        runs += _store_runs(db_url)
+    summary = reportmod.build(runs, out, thresholds=limits, title=title)
+    points = sum(c.points for c in summary.charts)
+    click.echo(f"{len(summary.pages)} page(s), {len(summary.charts)} chart(s), {points} "
+               f"plotted point(s) from {len(runs)} run(s): {out / 'index.html'}")
+    for r in sorted(runs, key=lambda r: (r.run_id, r.attempt)):
+        click.echo(f"run {r.label}: {out / reportmod.run_page_path(r)}")

@@ -1,0 +1,165 @@
+"""``build``: the whole site from staged runs, written beside ``out`` and swapped in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markupsafe import Markup
+
+from infersweep.report import charts as chartmod
+from infersweep.report import output, pareto, views
+from infersweep.stage.model import StagedRun
+
+DEFAULT_TITLE = "infersweep results"
+PLOTLY_JS = "plotly.min.js"
+CSS = "report.css"
+
+
+def run_page_path(run: StagedRun) -> str:
+    """The staged run's page, relative to the site root: ``runs/<run id>-<attempt>.html``
+    (a run id with characters outside ``A-Za-z0-9._-`` gets them as ``_`` and a short hash)."""
+    return f"runs/{views.file_stem(f'{run.run_id}-{run.attempt}')}.html"
+
+
+def config_page_path(key: str) -> str:
+    """A config's page, relative to the site root: ``configs/<config key>.html``."""
+    return f"configs/{views.file_stem(key)}.html"
+
+
+@dataclass(frozen=True)
+class ChartInfo:
+    page: str       # relative path of the page
+    div_id: str     # the chart's element id on that page
+    title: str
+    points: int     # markers drawn (the frontier lines have none)
+    traces: int     # marker traces (run x topology); one frontier line per run besides
+
+
+@dataclass
+class BuildSummary:
+    out: Path
+    pages: list[str] = field(default_factory=list)
+    charts: list[ChartInfo] = field(default_factory=list)
+
+    @property
+    def points_per_chart(self) -> dict[str, int]:
+        """``page#div id`` -> points drawn."""
+        return {f"{c.page}#{c.div_id}": c.points for c in self.charts}
+
+
+@dataclass
+class _RenderedChart:
+    title: str
+    n_points: int
+    html: str
+
+
+def _num(value, fmt: str) -> str:
+    n = pareto.number(value)
+    if n is None:
+        return "" if value is None else str(value)
+    return format(n, fmt)
+
+
+def _ms(seconds):
+    """Rows keep latencies in seconds (as InferenceX does); tables show milliseconds."""
+    n = pareto.number(seconds)
+    return None if n is None else n * 1000
+
+
+def _environment():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("infersweep.report", "templates"),
+                             autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(num=_num, ms=_ms, run_page=run_page_path, config_page=config_page_path)
+    return env
+
+
+def _provenance(points: list[dict]) -> dict[str, list[str]]:
+    return {k: sorted({str(p[k]) for p in points if p.get(k) is not None})
+            for k in ("image", "srt_slurm_commit", "engine_revision", "job_id")}
+
+
+def _changelog_entries(meta: dict | None) -> list[dict]:
+    entries = (meta or {}).get("entries") or []
+    out = []
+    for e in entries if isinstance(entries, list) else []:
+        if not isinstance(e, dict):
+            continue
+        desc = e.get("description")
+        desc = [str(d) for d in desc] if isinstance(desc, list) else (
+            [] if desc is None else [str(desc)])
+        keys = e.get("config-keys")
+        keys = [str(k) for k in keys] if isinstance(keys, list) else []
+        other = [(str(k), str(v)) for k, v in sorted(e.items(), key=lambda kv: str(kv[0]))
+                 if k not in ("config-keys", "description", "pr-link")]
+        out.append({"config_keys": keys, "description": desc, "pr_link": e.get("pr-link"),
+                    "other": other})
+    return out
+
+
+class _Writer:
+    def __init__(self, root: Path, summary: BuildSummary, title: str):
+        self.root, self.summary, self.title = root, summary, title
+        self.env = _environment()
+
+    def charts(self, page: str, charts: list[views.Chart], first: int = 0):
+        out = []
+        for n, c in enumerate(charts, first):
+            div = f"chart-{n}"
+            # plotly's own output: its JSON has <, > and / escaped (safe inside <script>)
+            html = Markup(chartmod.chart_html(chartmod.figure(c), div))  # noqa: S704
+            out.append(_RenderedChart(c.title, c.n_points, html))
+            self.summary.charts.append(ChartInfo(page, div, c.title, c.n_points,
+                                                 len(c.series)))
+        return out
+
+    def page(self, rel: str, template: str, **context) -> None:
+        root = "../" * rel.count("/")
+        text = self.env.get_template(template).render(title=self.title, root=root, **context)
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.summary.pages.append(rel)
+
+
+def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
+          title: str = DEFAULT_TITLE) -> BuildSummary:
+    """Write the report of ``runs`` to ``out`` (replaced whole; see :mod:`.output`).
+
+    ``thresholds`` is the loaded ``configs/eval-thresholds.yaml`` (``evals.thresholds.load``);
+    without it evals are listed but not judged."""
+    out = Path(out)
+    output.check_out(out)
+    site = views.arrange(list(runs), thresholds)
+    summary = BuildSummary(out)
+    with output.staged_folder(out) as tmp:
+        w = _Writer(tmp, summary, title)
+        (tmp / PLOTLY_JS).write_text(chartmod.plotly_js(), encoding="utf-8")
+        from importlib.resources import files
+
+        (tmp / CSS).write_bytes(files("infersweep.report").joinpath("templates", CSS)
+                                .read_bytes())
+        w.page("index.html", "index.html", site=site, charts=[])
+        for key, view in site.configs.items():
+            rel = config_page_path(key)
+            pairs = [(site.index_of(r), r, p) for r, p in view.points]
+            w.page(rel, "config.html", view=view, charts=w.charts(rel, views.charts_of(pairs)))
+        for i, run in enumerate(site.runs):
+            rel = run_page_path(run)
+            sections, n = [], 0
+            for key in site.run_configs[i]:
+                pts = sorted((p for p in run.points if str(p.get("config_key")) == key),
+                             key=views.point_order)
+                rendered = w.charts(rel, views.charts_of([(i, run, p) for p in pts]), n)
+                n += len(rendered)
+                sections.append({"key": key, "charts": rendered,
+                                 "points": [(run, p) for p in pts]})
+            w.page(rel, "run.html", run=run, sections=sections,
+                   charts=[c for s in sections for c in s["charts"]],
+                   evals=site.run_evals[i], provenance=_provenance(run.points),
+                   changelog_entries=_changelog_entries(run.changelog))
+    return summary

@@ -1,0 +1,109 @@
+"""The report opened in headless Chromium: a real simulated sweep and a frozen run built by
+`report build`, every chart drawn with the expected number of points, nothing fetched from the
+network, a screenshot of the right size; hostile text stays text."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infersweep.report import build, fromrun, run_page_path
+from tests import browser, reportruns
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[3]
+KEY = reportruns.KEY
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "infersweep", *args], capture_output=True,
+                          text=True, timeout=600, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A site from two runs of the seed config: a local sweep on the simulator (5 points) and
+    a frozen run with evals (7 points), both at scale-down 20 so they share a chart."""
+    tmp = tmp_path_factory.mktemp("report")
+    sweep = _cli("sweep", "run", "--repo", str(REPO),
+                 "--config-files", str(REPO / "configs" / "amd-master.yaml"),
+                 "--runner-config", str(REPO / "configs" / "runners.yaml"),
+                 "--config-keys", KEY, "--output", "sweep", "--scale-down", "20",
+                 "--no-evals", "--conc", "4", "8", "16", "256", "512", cwd=tmp)
+    assert sweep.returncode == 0, sweep.stdout[-3000:] + sweep.stderr[-3000:]
+    reportruns.write_run(tmp / "frozen", "33825304569", seed=1, scale_down=20,
+                         evals=(0.95, 0.5))
+    out = tmp / "site"
+    proc = _cli("report", "build", "--out", str(out), "--from-run", "sweep",
+                "--from-run", "frozen", "--thresholds",
+                str(REPO / "configs" / "eval-thresholds.yaml"), cwd=tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    runs = [fromrun.load(tmp / "sweep"), fromrun.load(tmp / "frozen")]
+    return out, runs, proc.stdout
+
+
+def _facts(path: Path) -> browser.DomFacts:
+    return browser.dom_facts(browser.dump_dom(path.as_uri()))
+
+
+def test_every_chart_renders_its_points_offline(site):
+    browser.chromium()
+    out, (local, frozen), stdout = site
+    assert len(local.points) == 5 and len(frozen.points) == 7
+    assert f"run {frozen.run_id}: {out / 'runs' / (frozen.run_id + '-1.html')}" in stdout
+    config = _facts(out / "configs" / f"{KEY}.html")
+    assert list(config.charts) == ["chart-0"]  # both runs at scale-down 20: one chart
+    chart = config.charts["chart-0"]
+    assert chart.rendered
+    assert chart.points == 12
+    assert chart.traces == 4 + 2  # a trace per run and topology, a frontier line per run
+    assert sum("Pareto frontier" in name for name in chart.legend) == 2
+    assert f"{frozen.run_id} · 2p-tp8-dpa+1d-tp8-dpa" in chart.legend
+    for run, n in ((local, 5), (frozen, 7)):
+        page = _facts(out / run_page_path(run))
+        assert {k: (c.rendered, c.points, c.traces) for k, c in page.charts.items()} == {
+            "chart-0": (True, n, 3)}
+    for facts in (config, _facts(out / "index.html")):
+        # every script and stylesheet is a file of the site (and the browser could resolve
+        # no host name at all, so the charts above were drawn from it)
+        assert facts.sources and not [s for s in facts.sources if ":" in s or
+                                      s.startswith("//")]
+    assert (out / "plotly.min.js").stat().st_size > 1_000_000
+
+
+def test_screenshot_is_a_png_of_the_window(site, tmp_path):
+    browser.chromium()
+    out, _runs, _ = site
+    data = browser.screenshot((out / "configs" / f"{KEY}.html").as_uri(), tmp_path / "c.png")
+    assert browser.png_size(data) == browser.WINDOW
+    assert len(data) > 20_000  # a drawn page, not a blank one
+
+
+def test_hostile_text_is_shown_as_text(tmp_path):
+    browser.chromium()
+    evil = '<img src=x onerror="document.title=1">'
+    run = fromrun.load(reportruns.write_run(tmp_path / "run", "42", key="k" + evil,
+                                            changelog={"entries": [{"config-keys": [evil],
+                                                                    "description": [evil]}]}))
+    run = dataclasses.replace(run, labels=(evil,), url="javascript:alert(1)")
+    for p in run.points:
+        p["recipe_name"] += evil
+        p["topology"] += evil
+    summary = build([run], tmp_path / "site")
+    for page in summary.pages:
+        facts = _facts(tmp_path / "site" / page)
+        assert facts.elements.get("img", 0) == 0, page
+        assert facts.elements.get("script", 0) == (
+            0 if page == "index.html" else 1 + len(facts.charts)), page
+        for c in facts.charts.values():
+            assert c.rendered and c.points == 7
+            assert any(evil in name for name in c.legend)
+    text = (tmp_path / "site" / run_page_path(run)).read_text()
+    assert 'href="javascript:' not in text
+    assert json.dumps(evil)[1:-1] not in text.split("<script")[0]
