@@ -10,7 +10,7 @@ import copy
 import pytest
 
 from infersweep.stage.store import open_store
-from tests import resultsrun
+from tests import browser, resultsrun
 from tests.ghdouble import GitHubDouble
 from tests.integration.stage import stagerun as sr
 
@@ -111,6 +111,14 @@ def test_a_later_sweep_is_compared_with_the_earlier_one(gh, tmp_path, run_cli, s
     assert (tmp_path / "site" / "runs" / f"{SECOND}-2.html").is_file()
     assert (tmp_path / "site" / "runs" / f"{sr.RUN}-1.html").is_file()  # earlier runs stay
     assert len(_points(store_url, sr.RUN)) == 2  # the first run's rows are untouched
+    if store_url.startswith("sqlite"):  # the site is the same on both; open it once
+        browser.chromium()
+        site = tmp_path / "site"
+        page = browser.dom_facts(browser.dump_dom((site / "runs" / f"{SECOND}-2.html").as_uri()))
+        assert [(c.rendered, c.points) for c in page.charts.values()] == [(True, 2)]
+        config = browser.dom_facts(browser.dump_dom(
+            (site / "configs" / "dsv4-fp4-mi355x-atom-disagg.html").as_uri()))
+        assert [(c.rendered, c.points) for c in config.charts.values()] == [(True, 4)]
 
 
 def test_an_unreachable_store_is_a_reply_and_nothing_is_published(gh, tmp_path, run_cli):
