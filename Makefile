@@ -16,12 +16,14 @@ install: $(STAMP)
 
 # The main job on its embedded default: the seed config's 1P1D and 2P1D rows, rendered into
 # their srt-slurm recipes and run by the local executor (simulated engines, our client), with
-# the workload scaled down to fit a few minutes; results and manifests under results/.
+# the workload scaled down to fit a few minutes; results and manifests under results/. A
+# stageable run is staged into the SQLite results store (results/infersweep.db) and the
+# report rebuilt (results/site/); the last lines say where to open it.
 SWEEP_KEYS ?= dsv4-fp4-mi355x-atom-disagg
 SCALE_DOWN ?= 10
 run: $(STAMP)
 	$(BIN)/infersweep validate
-	$(BIN)/infersweep sweep run --config-keys $(SWEEP_KEYS) --scale-down $(SCALE_DOWN)
+	$(BIN)/infersweep sweep run --config-keys $(SWEEP_KEYS) --scale-down $(SCALE_DOWN) --stage
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)

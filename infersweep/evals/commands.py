@@ -14,6 +14,7 @@ from infersweep import ghactions, progress
 from infersweep.atomic import write_atomic
 from infersweep.clitypes import NON_NEGATIVE_INT, POSITIVE_INT, FiniteFloat, non_negative_float
 from infersweep.diagnostics import InputError
+from infersweep.evals.thresholds import DEFAULT_PATH
 
 TIMEOUT = FiniteFloat(min=0, min_open=True, max=30 * 86400)
 CONCURRENCY = click.IntRange(1, 4096)
@@ -126,7 +127,7 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
 @eval_group.command("check")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(file_okay=False))
 @click.option("--thresholds", "threshold_file", type=click.Path(dir_okay=False),
-              default="configs/eval-thresholds.yaml", show_default=True)
+              default=DEFAULT_PATH, show_default=True)
 @click.option("--model-prefix", default=None,
               help="Threshold key [default: the eval's row model-prefix, else the model name].")
 @click.option("--audit", type=click.Path(dir_okay=False), default=None,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from infersweep.diagnostics import InputError
+from infersweep.evals.thresholds import DEFAULT_PATH
+from infersweep.report.fromstore import load_limits
 
 DB_ENV = "INFERSWEEP_DB_URL"
-THRESHOLDS = "configs/eval-thresholds.yaml"
 
 
 @click.group()
@@ -19,13 +19,8 @@ def report():
 
 
 def _store_runs(url: str | None) -> list:
-    try:
-        from infersweep.stage.store import open_store
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("infersweep"):
-            raise
-        raise InputError("the results store is not part of this installation; build from "
-                         "run folders with --from-run DIR") from None
+    from infersweep.stage.store import open_store
+
     with open_store(url) as store:
         return list(store.staged_runs())
 
@@ -44,7 +39,7 @@ def _store_runs(url: str | None) -> list:
                    "downloaded results artifact (aggregate/results.json) or an aggregate "
                    "file. Repeatable.")
 @click.option("--thresholds", "threshold_file", type=click.Path(dir_okay=False), default=None,
-              help=f"Eval thresholds that judge the evals [default: {THRESHOLDS} when it "
+              help=f"Eval thresholds that judge the evals [default: {DEFAULT_PATH} when it "
                    "exists, else evals are shown unjudged].")
 @click.option("--title", default="infersweep results", show_default=True,
               help="The site's title.")
@@ -56,18 +51,10 @@ def build(out, db_url, from_runs, threshold_file, title):
     The site works offline (plotly.js is written beside the pages). It is written into a
     temporary folder beside --out and swapped in, so a failed build leaves the old site."""
     from infersweep import report as reportmod
-    from infersweep.evals import thresholds
     from infersweep.report import fromrun, output
 
     output.check_out(out)  # before any work
-    limits = None
-    if threshold_file is not None:
-        limits = thresholds.load(threshold_file)
-    elif Path(THRESHOLDS).is_file():
-        limits = thresholds.load(THRESHOLDS)
-    else:
-        click.echo(f"warning: no {THRESHOLDS} here and no --thresholds: evals are shown "
-                   "without a verdict", err=True)
+    limits = load_limits(threshold_file, warn=lambda w: click.echo(f"warning: {w}", err=True))
     runs = [fromrun.load(p) for p in from_runs]
     db_url = db_url or os.environ.get(DB_ENV) or None
     if db_url is not None or not from_runs:

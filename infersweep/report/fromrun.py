@@ -14,7 +14,6 @@ from pathlib import Path
 import click
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.manifest import FILENAME as MANIFEST
 from infersweep.launch.manifest import now
 from infersweep.results import collect as collecting
 from infersweep.results.sources import load_json
@@ -88,17 +87,6 @@ def _from_aggregate_file(agg_file: Path) -> StagedRun:
                      points=collecting.deduplicate(rows), evals=evals)
 
 
-def _manifest_run_ids(folder: Path) -> set[str]:
-    """The run ids of a sweep folder's manifests: the rows alone, after the rerun rule, hide a
-    second run whose points are the same as the first's."""
-    ids = set()
-    for m in folder.rglob(MANIFEST):
-        prov = load_json(m, "manifest").get("provenance")
-        if isinstance(prov, dict) and prov.get("run-id") is not None:
-            ids.add(str(prov["run-id"]))
-    return ids
-
-
 def _from_folder(folder: Path) -> StagedRun:
     """Read as ``store ingest`` reads it (the same layouts, the same checks)."""
     from infersweep.stage.store.rundir import read_run_dir
@@ -106,8 +94,7 @@ def _from_folder(folder: Path) -> StagedRun:
     d = read_run_dir(folder)
     for w in d.warnings:
         click.echo(f"warning: {w}", err=True)
-    ids = sorted(set(d.run_ids) | _manifest_run_ids(folder) if d.layout == "sweep"
-                 else d.run_ids)
+    ids = d.run_ids
     if d.run_id is None or len(ids) != 1:
         raise _error(folder, f"rows of several runs ({', '.join(ids)})" if ids else
                      "the rows name no run id", "give one run per --from-run")

@@ -67,36 +67,21 @@ def ingest(folder, db, run_id, attempt, step_summary):
     against their schema first; on any error nothing is written. Staging the same run id
     and attempt again updates its rows in place and leaves other runs untouched.
     """
-    from infersweep.diagnostics import Diagnostic, InputError
-    from infersweep.stage.store import RunInfo, open_store, read_run_dir
+    from infersweep.stage.local import stage_folder
+    from infersweep.stage.store import open_store
 
     ghactions.check_targets({"--step-summary": step_summary})
     click.echo(f"reading {folder}", err=True)
-    d = read_run_dir(folder)
-    for w in d.warnings:
-        click.echo(f"warning: {w}", err=True)
-    run_id = run_id or d.run_id
-    if not run_id:
-        raise InputError(Diagnostic(folder, 0, 0, "the rows belong to "
-                                    f"{len(d.run_ids)} runs: {', '.join(d.run_ids[:5])}",
-                                    "pass the folder of one run (one `sweep run` output "
-                                    "folder), or --run-id to stage them as one run",
-                                    "store-input"))
-    attempt = attempt or d.attempt
-    source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
-    click.echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "
-               f"{attempt} ({d.layout} folder)", err=True)
-    info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
-                   changelog=d.changelog)
     with open_store(db) as s:
-        s.check(info, d.points, d.evals)  # before a new store's file is created
-        if s.revision is None:
-            click.echo(f"store {s.target.shown}: new, schema created at revision "
-                       f"{s.migrate()}", err=True)
-        summary = s.ingest(info, d.points, d.evals)
-        shown = s.target.shown
-    click.echo(f"staged {summary.line} into {shown}")
-    ghactions.append(step_summary, _summary_markdown(shown, summary, d.layout, source) + "\n",
+        staged = stage_folder(s, folder, run_id=run_id, attempt=attempt,
+                              echo=lambda line: click.echo(line, err=True))
+    if staged.created:
+        click.echo(f"store {staged.store}: new, schema created at revision {staged.created}",
+                   err=True)
+    summary = staged.summary
+    click.echo(f"staged {summary.line} into {staged.store}")
+    ghactions.append(step_summary, _summary_markdown(staged.store, summary, staged.layout,
+                                                     staged.source) + "\n",
                      "--step-summary")
 
 

@@ -106,12 +106,22 @@ def sweep():
               default=None,
               help="local: a folder with GSM8K's test.jsonl (also the simulator's answer key) "
                    "and train.jsonl [default: a small set written into each job folder].")
+@click.option("--stage", is_flag=True,
+              help="When the run is stageable, stage it into the results store (as `store "
+                   "ingest` does) and rebuild the report from the store (as `report build` "
+                   "does).")
+@click.option("--db", "db_url", default=None, metavar="URL",
+              help="With --stage: the results store [default: $INFERSWEEP_DB_URL, else "
+                   "results/infersweep.db].")
+@click.option("--site", type=click.Path(path_type=Path), default=Path("results", "site"),
+              show_default=True, help="With --stage: the report's folder.")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
-            repo, eval_accuracy, eval_stall_rate, eval_data, **selection):
+            repo, eval_accuracy, eval_stall_rate, eval_data, stage, db_url, site, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
     Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
-    one line saying whether the run is stageable. Exits 0 only when every job completed,
+    one line saying whether the run is stageable; with --stage a stageable run is then
+    staged into the results store and the report rebuilt. Exits 0 only when every job completed,
     every expected point is present with completed == requested and every eval passes; 1
     otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
     job is cancelled and collected first).
@@ -123,6 +133,10 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     from infersweep.sweep.run import Sweep, load_previous
     from infersweep.sweep.table import report
 
+    if stage:
+        from infersweep.report.output import check_out
+
+        check_out(site)  # before hours of work, not after
     catalog = catalog_from_options(config_files, runner_config)
     pairs = generate_keyed(catalog, test_config_selection(**selection))
     pairs = [(k, r) for k, r in pairs if not r.get("eval-only")]
@@ -175,4 +189,26 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
         click.echo(f"stopped by {signal.Signals(stopped).name}", err=True)
         sys.exit(128 + stopped)
     if issues or not verdict.stageable:
+        if stage:
+            click.echo("not staged: the run is not stageable", err=True)
         sys.exit(1)
+    if stage:
+        _stage(out, db_url, site, repo)
+
+
+def _stage(out: Path, db_url: str | None, site: Path, repo: Path) -> None:
+    """The run into the store, then the report of every staged run from the store."""
+    from infersweep.report import run_page_path
+    from infersweep.report.fromstore import rebuild
+    from infersweep.stage.local import stage_folder
+    from infersweep.stage.store import open_store
+    from infersweep.sweep.gate import THRESHOLDS
+
+    with open_store(db_url) as store:
+        staged = stage_folder(store, out, echo=lambda line: click.echo(line, err=True))
+        click.echo(f"staged {staged.summary.line} into {staged.store}")
+        runs, _ = rebuild(store, site, thresholds_file=repo / THRESHOLDS)
+    run = next(r for r in runs if (r.run_id, r.attempt) == (staged.summary.run_id,
+                                                             staged.summary.attempt))
+    click.echo(f"report: {(site / 'index.html').resolve().as_uri()}")
+    click.echo(f"this run: {(site / run_page_path(run)).resolve().as_uri()}")

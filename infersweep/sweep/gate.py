@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infersweep.diagnostics import InputError
+from infersweep.evals.thresholds import DEFAULT_PATH
 from infersweep.results import check as checking
 from infersweep.results import collect as collecting
 
 EVAL_DIR = "eval"  # beside the point results, in the manifest's result-dir
-THRESHOLDS = Path("configs", "eval-thresholds.yaml")
+THRESHOLDS = Path(DEFAULT_PATH)
 NO_EVAL = "the row is marked run-eval and has no eval"
 
 

@@ -147,10 +147,47 @@ def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_p
     assert "--max-concurrency 128" in recipe and "--max-concurrency 4 " not in recipe
 
 
+def test_a_staged_sweep_lands_in_the_store_and_the_report(tmp_path):
+    from infersweep.stage.store import open_store
+
+    db, site = tmp_path / "store.db", tmp_path / "site"
+    runs = []
+    for name in ("first", "second"):  # two runs: both stay in the store and the report
+        proc = subprocess.run(sweep_cmd(tmp_path / name, "--scale-down", "20", "--no-evals",
+                                        "--stage", "--db", str(db), "--site", str(site)),
+                              capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        run_id = manifest_of(tmp_path / name, ONE)["provenance"]["run-id"]
+        runs.append(run_id)
+        lines = proc.stdout.splitlines()
+        assert lines[-4] == "stageable: yes — 11/11 points, no evals asked for"
+        assert lines[-3].startswith(f"staged run {run_id} attempt 1: 11 point(s) inserted")
+        assert lines[-2] == f"report: {(site / 'index.html').as_uri()}"
+        page = site / "runs" / f"{run_id}-1.html"
+        assert lines[-1] == f"this run: {page.as_uri()}"
+        assert page.is_file() and run_id in page.read_text()
+    with open_store(str(db)) as store:
+        staged = store.staged_runs()
+    assert [(r.run_id, len(r.points)) for r in staged] == [(runs[0], 11), (runs[1], 11)]
+    index = (site / "index.html").read_text()
+    assert all(r in index for r in runs)
+
+
+def test_stage_refuses_a_site_that_is_a_file_before_any_work(tmp_path):
+    (tmp_path / "site").write_text("not a folder")
+    proc = subprocess.run(sweep_cmd(tmp_path / "out", "--stage", "--site",
+                                    str(tmp_path / "site")),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "site" in proc.stderr.splitlines()[0]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_missing_point_fails_the_sweep(tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run(sweep_cmd(out, "--scale-down", "10", "--conc", "2048", "--no-evals",
-                                    "--timeout", "3"),
+                                    "--timeout", "3", "--stage", "--db",
+                                    str(tmp_path / "store.db")),
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Traceback" not in proc.stderr
@@ -165,6 +202,8 @@ def test_a_missing_point_fails_the_sweep(tmp_path):
     assert "0 of 1 point(s) present" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("stageable: no — 1 point ")
     assert "(c=2048)" in proc.stdout.splitlines()[-1]
+    assert "not staged: the run is not stageable" in proc.stderr
+    assert not (tmp_path / "store.db").exists()
     assert owned_processes(out) == []
 
 

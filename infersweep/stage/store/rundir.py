@@ -115,7 +115,9 @@ def read_run_dir(path) -> RunDir:
     if not rows and not evals:
         raise _err(root, "the run has no benchmark rows and no evals",
                    "stage a run that produced results")
-    ids = {r["run_id"] for r in rows} | {e.get("run-id") for e in evals if e.get("run-id")}
+    # every row read, not only the rerun rule's winners: a second run whose points are the
+    # same as the first's would be hidden by it
+    ids = {r["run_id"] for r in g.rows} | {e.get("run-id") for e in evals if e.get("run-id")}
     attempts = [r["attempt"] for r in rows] + [e["attempt"] for e in evals
                                                if isinstance(e.get("attempt"), int)]
     return RunDir(points=rows, evals=evals, changelog=_changelog(root), layout=layout,

@@ -82,3 +82,12 @@ def test_a_folder_of_two_runs_is_refused_by_ingest_unless_named(tmp_path, run_cl
     code, out, err = run_cli("store", "ingest", "results/sweep-b", "--db", "s.db", cwd=tmp_path)
     assert code == 0, err
     assert "staged run local-b attempt 1: 3 point(s) inserted" in out
+
+
+def test_a_second_run_with_the_same_points_is_not_hidden_by_the_rerun_rule(tmp_path):
+    from tests import reportruns
+
+    reportruns.write_run(tmp_path / "a", "1")
+    reportruns.write_run(tmp_path / "b", "2")  # the same points, another run
+    d = read_run_dir(tmp_path)
+    assert d.run_id is None and d.run_ids == ["1", "2"]

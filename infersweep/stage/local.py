@@ -1,0 +1,48 @@
+"""Staging a run folder without GitHub: `store ingest`, and `sweep run --stage`.
+
+The folder is read as ``store ingest`` documents (a `sweep run` output folder or a run's
+downloaded artifacts); the run's id and attempt come from its rows unless given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infersweep.diagnostics import Diagnostic, InputError
+
+
+@dataclass
+class Staged:
+    summary: object   # IngestSummary
+    source: str       # "github" or "local"
+    layout: str       # "artifacts" or "sweep"
+    store: str        # the store as shown to people (no password)
+    created: str | None = None  # the revision of a schema this call created
+
+
+def stage_folder(store, folder, *, run_id: str | None = None, attempt: int | None = None,
+                 echo=lambda line: None) -> Staged:
+    """Ingest the run in ``folder`` into ``store`` (an open Store) in one transaction,
+    creating the store's schema first when the store is new."""
+    from infersweep.stage.store import RunInfo, read_run_dir
+
+    d = read_run_dir(folder)
+    for w in d.warnings:
+        echo(f"warning: {w}")
+    run_id = run_id or d.run_id
+    if not run_id:
+        raise InputError(Diagnostic(str(folder), 0, 0, "the rows belong to "
+                                    f"{len(d.run_ids)} runs: {', '.join(d.run_ids[:5])}",
+                                    "pass the folder of one run (one `sweep run` output "
+                                    "folder), or --run-id to stage them as one run",
+                                    "store-input"))
+    attempt = attempt or d.attempt
+    source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
+    echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "
+         f"{attempt} ({d.layout} folder)")
+    info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
+                   changelog=d.changelog)
+    store.check(info, d.points, d.evals)  # before a new store's file is created
+    created = store.migrate() if store.revision is None else None
+    summary = store.ingest(info, d.points, d.evals)
+    return Staged(summary, source, d.layout, store.target.shown, created)
