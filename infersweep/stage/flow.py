@@ -205,12 +205,11 @@ class Backend:
         """Rebuild the whole site from the store; the staged run's page, as a link under
         the site URL when there is one."""
         from infersweep import report
-        from infersweep.evals import thresholds
+        from infersweep.report.fromstore import rebuild
 
-        staged = self.store().staged_runs()
-        limits = (thresholds.load(str(self.settings.thresholds))
-                  if Path(self.settings.thresholds).is_file() else None)
-        report.build(staged, self.settings.site_dir, thresholds=limits)
+        thresholds = Path(self.settings.thresholds)
+        staged, _ = rebuild(self.store(), self.settings.site_dir,
+                            thresholds_file=thresholds if thresholds.is_file() else None)
         mine = next((r for r in staged if r.run_id == run_id and r.attempt == attempt), None)
         if mine is None:
             raise RuntimeError(f"run {run_id} attempt {attempt} is not in the store after "
