@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "launch": "infersweep.launch.commands:launch",
     "results": "infersweep.results.commands:results",
     "eval": "infersweep.evals.commands:eval_group",
+    "stage": "infersweep.stage.stagecmd:stage",
     "store": "infersweep.stage.commands:store",
     "report": "infersweep.report.commands:report",
 }

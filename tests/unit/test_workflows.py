@@ -284,7 +284,41 @@ def test_collect_job_collects_checks_and_checks_evals():
     evals = [s for s in steps if s.get("run", "").startswith("infersweep eval ")]
     assert all("hashFiles('evals/**/eval.json')" in s["if"] for s in evals)
     upload = steps[-1]
-    assert upload["with"]["name"] == "results_bmk" and "aggregate" in upload["with"]["path"]
+    assert upload["with"]["name"] == "results_bmk"
+    # staging reads the aggregates and re-checks the eval folders (infersweep/stage/gates.py)
+    assert upload["with"]["path"].split() == ["results", "evals", "aggregate"]
+
+
+def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():
+    """stage-results.yml: least privilege, one staging at a time, trusted code, no comment
+    text in a shell line, and everything decided by `infersweep stage`."""
+    text = (WORKFLOWS / "stage-results.yml").read_text()
+    wf = _load("stage-results.yml")
+    assert wf["on"] == {"issue_comment": {"types": ["created"]}}
+    assert wf["permissions"] == {}
+    assert wf["concurrency"] == {"group": "stage-results", "cancel-in-progress": "false"}
+    job = wf["jobs"]["stage"]
+    assert job["if"] == ("github.event.issue.pull_request && "
+                         "startsWith(github.event.comment.body, '/stage-results')")
+    assert job["permissions"] == {"actions": "read", "contents": "read", "issues": "write",
+                                  "pull-requests": "read"}
+    checkout = _step(job, lambda s: s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] == "false"
+    assert "ref" not in checkout["with"]  # the default branch, never the pull request's head
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    assert runs.index("infersweep store migrate") < runs.index("infersweep stage --site-dir site")
+    stage = _step(job, lambda s: s.get("id") == "stage")
+    assert stage["run"] == "infersweep stage --site-dir site"
+    assert stage["env"]["GITHUB_TOKEN"] == "${{ github.token }}"
+    assert "comment.body" not in "".join(s.get("run", "") + str(s.get("env", ""))
+                                         for s in job["steps"])
+    assert text.count("github.event.comment.body") == 1  # only in the job's `if`
+    for uses in re.findall(r"uses: (\S+)", text):
+        assert re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", uses), uses
+    publish = wf["jobs"]["publish"]
+    assert publish["permissions"] == {"pages": "write", "id-token": "write"}
+    assert "needs.stage.outputs.staged == 'true'" in publish["if"]
+
 
 
 @pytest.mark.parametrize("command", ["infersweep validate", "infersweep pins check",
