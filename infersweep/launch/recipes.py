@@ -14,7 +14,6 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
-from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
@@ -25,12 +24,7 @@ from infersweep.yamldoc import load_yaml
 
 def render_override(row: dict, path: Path, *, source: str, client: str,
                     result_dir: str) -> Rendered:
-    problems = validate_data({k: v for k, v in row.items() if k != workload.RANGE_RATIO_FIELD},
-                             "matrix-row")
-    if problems:
-        raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
-                                     "pass a row from `infersweep matrix`", "row-schema")
-                          for p in problems])
+    render.check_row_schema(row, source)
     if not path.is_file():
         raise InputError(Diagnostic(str(path), 0, 0, "no such template",
                                     "pass an existing recipe template to --template",
@@ -45,11 +39,7 @@ def render_override(row: dict, path: Path, *, source: str, client: str,
         raise InputError(sorted(set(found)))
     data = render._fill(doc, row, source)
     work = workload.from_row(row)
-    bench = dict(data.get("benchmark") or {})
-    bench["type"] = "custom"
-    bench["command"] = workload.command(work, data["name"], client=client, result_dir=result_dir)
-    data["benchmark"] = {"type": "custom", "command": bench["command"],
-                         **{k: v for k, v in bench.items() if k not in ("type", "command")}}
+    render.set_benchmark(data, work, client=client, result_dir=result_dir)
     return Rendered(data, path, f"--template {path}", work, work.points(data["name"]))
 
 
@@ -125,12 +115,7 @@ def load_row(value: str | None, environ: dict[str, str]) -> tuple[dict, str]:
         raise InputError(Diagnostic(source, 1, 1, f"expected one row, got {len(rows)}",
                                     "a launch runs one matrix row; use `infersweep sweep run` "
                                     "for several", "row-json"))
-    problems = validate_data({k: v for k, v in rows[0].items()
-                              if k != workload.RANGE_RATIO_FIELD}, "matrix-row")
-    if problems:
-        raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
-                                     "pass a row from `infersweep matrix`", "row-schema")
-                          for p in problems])
+    render.check_row_schema(rows[0], source)
     if rows[0].get("eval-only"):
         raise InputError(Diagnostic(source, 0, 0, "an eval-only row has no throughput points",
                                     "launch a throughput row", "row-schema"))

@@ -151,17 +151,31 @@ def _fill(doc: YamlDoc, row: dict, source: str) -> dict:
     return data
 
 
-def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
-               client: str = workload.DEFAULT_CLIENT,
-               result_dir: str = workload.DEFAULT_RESULT_DIR) -> Rendered:
-    """The recipe ``srtctl apply`` runs for ``row``, validated against its schema."""
-    # a matrix row, plus optionally the workflow's range ratio (InferenceX's input name)
+def check_row_schema(row: dict, source: str) -> None:
+    """``row`` is a matrix row, plus optionally the workflow's range ratio (InferenceX's
+    input name)."""
     problems = validate_data({k: v for k, v in row.items() if k != workload.RANGE_RATIO_FIELD},
                              "matrix-row")
     if problems:
         raise InputError([Diagnostic(source, 0, 0, f"not a matrix row: {p}",
                                      "pass a row from `infersweep matrix`", "row-schema")
                           for p in problems])
+
+
+def set_benchmark(data: dict, work, *, client: str, result_dir: str) -> None:
+    """The recipe's benchmark step becomes our client's command for ``work`` (``type`` and
+    ``command`` first, the template's other benchmark keys kept after them)."""
+    bench = dict(data.get("benchmark") or {})
+    command = workload.command(work, data["name"], client=client, result_dir=result_dir)
+    data["benchmark"] = {"type": "custom", "command": command,
+                         **{k: v for k, v in bench.items() if k not in ("type", "command")}}
+
+
+def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
+               client: str = workload.DEFAULT_CLIENT,
+               result_dir: str = workload.DEFAULT_RESULT_DIR) -> Rendered:
+    """The recipe ``srtctl apply`` runs for ``row``, validated against its schema."""
+    check_row_schema(row, source)
     ratio = row.get(workload.RANGE_RATIO_FIELD, workload.DEFAULT_RANGE_RATIO)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
         raise InputError(Diagnostic(source, 0, 0, f"{workload.RANGE_RATIO_FIELD} must be a "
@@ -186,12 +200,7 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
         raise InputError(problems)
     data = _fill(doc, row, source)
     work = workload.from_row(row)
-    bench = dict(data.get("benchmark") or {})
-    bench["type"] = "custom"
-    bench["command"] = workload.command(work, data["name"], client=client, result_dir=result_dir)
-    ordered = {k: v for k, v in bench.items() if k in ("type", "command")}
-    ordered.update({k: v for k, v in bench.items() if k not in ordered})
-    data["benchmark"] = ordered
+    set_benchmark(data, work, client=client, result_dir=result_dir)
     problems = schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
     if problems:
         raise InputError(problems)
