@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests import pg
+from tests.ghdouble import GitHubDouble
 
 
 @pytest.fixture(scope="session")
@@ -71,3 +72,12 @@ def seed_sweep(tmp_path_factory) -> Path:
         capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return out
+
+
+@pytest.fixture
+def gh(monkeypatch):
+    """The GitHub API double, with the token `infersweep stage` reads from the environment."""
+    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+    with GitHubDouble() as double:
+        yield double

@@ -11,18 +11,9 @@ import zipfile
 
 import pytest
 
-from tests.ghdouble import GitHubDouble
 from tests.integration.stage import stagerun as sr
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def gh(monkeypatch):
-    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
-    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
-    with GitHubDouble() as double:
-        yield double
 
 
 def _reply(gh, number=sr.PR):

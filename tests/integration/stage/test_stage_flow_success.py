@@ -11,7 +11,6 @@ import pytest
 
 from infersweep.stage.store import open_store
 from tests import browser, resultsrun
-from tests.ghdouble import GitHubDouble
 from tests.integration.stage import stagerun as sr
 
 pytestmark = pytest.mark.integration
@@ -20,14 +19,6 @@ SITE = "https://octo-org.github.io/infersweep"
 
 NEW_HEAD = "c4" * 20
 SECOND = 33825309999
-
-
-@pytest.fixture
-def gh(monkeypatch):
-    monkeypatch.setenv("GITHUB_TOKEN", "test-token")
-    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
-    with GitHubDouble() as double:
-        yield double
 
 
 def _stage(run_cli, gh, tmp_path, body, store_url, **kw):
