@@ -796,6 +796,30 @@ class Pool:
         elif not conn.closed:
             conn.close()
 
+    async def exchange(self, head: bytes, body: bytes, sink, inflight: dict,
+                       start: int) -> int:
+        """One request on a pooled connection, its answer streamed into ``sink``; a failure
+        is recorded on the sink (its first class wins), never raised. While the answer is
+        awaited the connection is in ``inflight`` (connection -> ``start``), where a stall
+        watcher finds it. Returns when the request was sent (0 when no connection was got).
+        """
+        sent = 0
+        try:
+            conn = await self.acquire()
+            sent = _now()
+            fut = conn.request(head, body, sink)
+            inflight[conn] = start
+            try:
+                await fut
+            finally:
+                inflight.pop(conn, None)
+            self.release(conn)
+            sink.finish()
+        except HTTPError as exc:
+            if not sink.error_class:
+                sink.error_class, sink.error = exc.error_class, str(exc)
+        return sent
+
     def close(self) -> None:
         for conn in self._idle:
             conn.close()

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from infersweep.bench import runtime
-from infersweep.bench.httpconn import ArrivalClock, HTTPError, Pool, build_head
+from infersweep.bench.httpconn import ArrivalClock, Pool, build_head
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.tls import TLSConfig
 from infersweep.bench.workload import Workload, auth_headers
@@ -188,22 +188,7 @@ class Worker:
                           self.headers)
         sink = StreamSink(keep_text=self.spec.keep_text, chat=work.chat)
         start = _now()
-        sent = 0
-        conn = None
-        try:
-            conn = await self.pool.acquire()
-            sent = _now()
-            fut = conn.request(head, body, sink)
-            self.inflight[conn] = start
-            try:
-                await fut
-            finally:
-                self.inflight.pop(conn, None)
-            self.pool.release(conn)
-            sink.finish()
-        except HTTPError as exc:
-            if not sink.error_class:
-                sink.error_class, sink.error = exc.error_class, str(exc)
+        sent = await self.pool.exchange(head, body, sink, self.inflight, start)
         end = _now()
         self.chunks += len(sink.chunk_t)
         if not record:

@@ -18,7 +18,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from infersweep.bench.failures import Failure, RequestFailure
+from infersweep.bench.failures import Failure
 from infersweep.bench.httpconn import Pool, build_head
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.tls import TLSConfig
@@ -129,19 +129,7 @@ class EvalTransport:
         head = build_head("POST", ep.host, ep.port, ep.path, len(body), ep.headers)
         sink = StreamSink(keep_text=True, chat=ep.chat)
         start = _now()
-        try:
-            conn = await self.pool.acquire()
-            fut = conn.request(head, body, sink)
-            self.inflight[conn] = start
-            try:
-                await fut
-            finally:
-                self.inflight.pop(conn, None)
-            self.pool.release(conn)
-            sink.finish()
-        except RequestFailure as exc:
-            if not sink.error_class:
-                sink.error_class, sink.error = exc.error_class, str(exc)
+        await self.pool.exchange(head, body, sink, self.inflight, start)
         cls, err = sink.error_class, sink.error
         if cls == Failure.MISSING_USAGE:  # an answer needs text, not a token count
             cls, err = "", ""
