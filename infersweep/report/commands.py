@@ -9,8 +9,7 @@ import click
 
 from infersweep.evals.thresholds import DEFAULT_PATH
 from infersweep.report.fromstore import load_limits
-
-DB_ENV = "INFERSWEEP_DB_URL"
+from infersweep.stage.commands import db_option
 
 
 @click.group()
@@ -28,12 +27,8 @@ def _store_runs(url: str | None) -> list:
 @report.command("build")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="The site folder (replaced whole when the build succeeds; created if new).")
-@click.option("--db", "db_url", default=None,
-              metavar="URL",
-              help="The results store: a SQLite file path, sqlite:///PATH or "
-                   f"postgresql+psycopg://USER:PASSWORD@HOST:PORT/DB [default: ${DB_ENV}, "
-                   "else results/infersweep.db]; with --from-run, the store is read only "
-                   f"when --db or ${DB_ENV} is set.")
+@db_option("With --from-run, the store is read only when --db or $INFERSWEEP_DB_URL is "
+           "set.", dest="db_url")
 @click.option("--from-run", "from_runs", multiple=True, type=click.Path(path_type=Path),
               help="A run to include without a store: a `sweep run` output folder, a "
                    "downloaded results artifact (aggregate/results.json) or an aggregate "
@@ -52,11 +47,12 @@ def build(out, db_url, from_runs, threshold_file, title):
     temporary folder beside --out and swapped in, so a failed build leaves the old site."""
     from infersweep import report as reportmod
     from infersweep.report import fromrun, output
+    from infersweep.stage.store.connect import URL_ENV
 
     output.check_out(out)  # before any work
     limits = load_limits(threshold_file, warn=lambda w: click.echo(f"warning: {w}", err=True))
     runs = [fromrun.load(p) for p in from_runs]
-    db_url = db_url or os.environ.get(DB_ENV) or None
+    db_url = db_url or os.environ.get(URL_ENV) or None
     if db_url is not None or not from_runs:
         runs += _store_runs(db_url)
     summary = reportmod.build(runs, out, thresholds=limits, title=title)

@@ -13,8 +13,11 @@ DB_HELP = ("The store: a SQLite file path, sqlite:///PATH or postgresql+psycopg:
            "HOST:PORT/DB [default: $INFERSWEEP_DB_URL, else results/infersweep.db].")
 
 
-def db_option(f):
-    return click.option("--db", "db", default=None, metavar="URL", help=DB_HELP)(f)
+def db_option(note: str = "", dest: str = "db"):
+    """``--db URL``, the results store, as every command that reads or writes it spells it
+    (``note``: what the option does in that command, appended to the help)."""
+    return click.option("--db", dest, default=None, metavar="URL",
+                        help=DB_HELP + (f" {note}" if note else ""))
 
 
 @click.group()
@@ -23,7 +26,7 @@ def store():
 
 
 @store.command()
-@db_option
+@db_option()
 def migrate(db):
     """Create the store's tables, or bring them to this version's schema."""
     from infersweep.stage.store import open_store
@@ -52,7 +55,7 @@ def _summary_markdown(shown: str, s, layout: str, source: str) -> str:
 
 @store.command()
 @click.argument("folder", type=click.Path(file_okay=False))
-@db_option
+@db_option()
 @click.option("--run-id", default=None,
               help="The run's id [default: the run id in the manifests' provenance].")
 @click.option("--attempt", type=POSITIVE_INT, default=None,
@@ -86,7 +89,7 @@ def ingest(folder, db, run_id, attempt, step_summary):
 
 
 @store.command("list")
-@db_option
+@db_option()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 def list_runs(db, fmt):

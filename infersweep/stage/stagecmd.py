@@ -10,6 +10,7 @@ import orjson
 
 from infersweep import ghactions
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.evals.thresholds import DEFAULT_PATH
 from infersweep.stage.flow import SITE_URL_ENV
 
 TOKEN_ENV = "GITHUB_TOKEN"
@@ -75,7 +76,7 @@ def _check_url(value: str, what: str) -> str:
               help="The results store [default: $INFERSWEEP_DB_URL, else the SQLite file "
                    "results/infersweep.db].")
 @click.option("--thresholds", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("configs", "eval-thresholds.yaml"), show_default=True,
+              default=Path(DEFAULT_PATH), show_default=True,
               help="Eval thresholds of the eval gate (the trusted checkout's).")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Unpack the artifacts here (must not hold them yet) [default: a temporary "

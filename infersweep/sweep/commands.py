@@ -19,6 +19,7 @@ from infersweep.matrix.commands import (
     test_config_selection,
 )
 from infersweep.matrix.generate import generate_keyed
+from infersweep.stage.commands import db_option
 
 EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
@@ -110,9 +111,7 @@ def sweep():
               help="When the run is stageable, stage it into the results store (as `store "
                    "ingest` does) and rebuild the report from the store (as `report build` "
                    "does).")
-@click.option("--db", "db_url", default=None, metavar="URL",
-              help="With --stage: the results store [default: $INFERSWEEP_DB_URL, else "
-                   "results/infersweep.db].")
+@db_option("Used with --stage.", dest="db_url")
 @click.option("--site", type=click.Path(path_type=Path), default=Path("results", "site"),
               show_default=True, help="With --stage: the report's folder.")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
