@@ -8,6 +8,8 @@ obeys; :func:`check_revision` and :func:`check_sha` reject such values before gi
 
 from __future__ import annotations
 
+import base64
+import os
 import re
 import subprocess
 
@@ -67,3 +69,29 @@ def check_sha(value: str, what: str, where: str = "<input>") -> str:
         raise InputError(Diagnostic(where, 0, 0, f"{what} {value!r} is not a full commit SHA",
                                     "expected 40 lowercase hexadecimal characters", "git-ref"))
     return value
+
+
+def token_env(environ=None) -> dict[str, str] | None:
+    """The environment for a ``git fetch`` from GitHub that authenticates with the job's
+    ``GITHUB_TOKEN`` (None when it is not set).
+
+    A workflow's checkout keeps no credentials (``persist-credentials: false``), so a fetch
+    of a private repository would fail without it. The header is added the way
+    actions/checkout adds it, as ``http.<server>/.extraheader``, but through git's
+    ``GIT_CONFIG_COUNT`` variables (appended after any already set), so the token is
+    never on a command line and never written to a git config file.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    token = environ.get("GITHUB_TOKEN")
+    if not token:
+        return None
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    try:
+        n = int(environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        n = 0
+    environ[f"GIT_CONFIG_KEY_{n}"] = f"http.{server}/.extraheader"
+    environ[f"GIT_CONFIG_VALUE_{n}"] = f"AUTHORIZATION: basic {basic}"
+    environ["GIT_CONFIG_COUNT"] = str(n + 1)
+    return environ

@@ -92,20 +92,21 @@ def selected() -> str:
     return _selected
 
 
-def echo_annotations(diags, level: str = ERROR, title: str = "") -> None:
-    """Print workflow commands for ``diags`` on stdout when ``github`` was selected."""
+def echo_annotations(diags, level: str = ERROR, title: str = "", err: bool = False) -> None:
+    """Print workflow commands for ``diags`` when ``github`` was selected: on stdout, or on
+    stderr (``err``) for a command whose stdout is data (the runner reads both)."""
     if _selected == GITHUB and diags:
-        click.echo(annotations(diags, level, title))
+        click.echo(annotations(diags, level, title), err=err)
 
 
-def warn(diags, title: str = "") -> None:
+def warn(diags, title: str = "", err: bool = False) -> None:
     """``warning: …`` lines on stderr and, with ``github``, ``::warning`` commands (a plain
     string is a warning tied to no file)."""
     diags = list(diags)
     for d in diags:
         click.echo(f"warning: {d}", err=True)
     echo_annotations([d if isinstance(d, Diagnostic) else Diagnostic("", 0, 0, str(d))
-                      for d in diags], WARNING, title)
+                      for d in diags], WARNING, title, err=err)
 
 
 def _remember(ctx, param, value):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,14 @@ from infersweep.cli import main
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 INFERENCEX = SHARED / "reference" / "inferencex"
+
+
+def shared_absent(reason: str):
+    """Skip a test whose reference data (../shared) is missing; fail it instead where the
+    data is required (INFERSWEEP_REQUIRE_SHARED=1, as .ci/run sets unless told otherwise)."""
+    if os.environ.get("INFERSWEEP_REQUIRE_SHARED") == "1":
+        pytest.fail(f"{reason} (INFERSWEEP_REQUIRE_SHARED=1: the reference data must be there)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +38,7 @@ def repo_root() -> Path:
 def inferencex() -> Path:
     """InferenceX's reference configs; tests using it skip where the data is absent."""
     if not (INFERENCEX / "configs" / "amd-master.yaml").is_file():
-        pytest.skip("InferenceX reference data (../shared/reference/inferencex) not present")
+        shared_absent("InferenceX reference data (../shared/reference/inferencex) not present")
     return INFERENCEX
 
 

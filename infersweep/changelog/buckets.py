@@ -85,14 +85,57 @@ def build(throughput: list[dict], evals: list[dict], metadata: dict) -> dict:
 
 
 def job_outputs(matrix: dict) -> dict[str, list[dict]]:
-    """Flatten the bucket object into one row list per run-sweep job."""
+    """Flatten the bucket object into one row list per run-sweep job.
+
+    An eval row whose recipe a throughput row of the run also runs is folded into that row
+    (see :func:`fold_evals`): the eval runs in the same job, after the throughput points,
+    against the engine that is already up. Only evals with no throughput row of their own
+    (``evals-only``, ``all-evals``) stay in the eval job outputs.
+    """
     out: dict[str, list[dict]] = {name: [] for name in JOB_OUTPUTS}
     for side in ("single_node", "multi_node"):
         for family, rows in matrix.get(side, {}).items():
-            out[job_output_for(side, family)].extend(rows)
+            out[job_output_for(side, family)].extend(dict(r) for r in rows)
+    throughput = [r for name in THROUGHPUT_OUTPUTS for r in out[name]]
     for name in EVAL_BUCKETS:
-        out[job_output_for(name)].extend(matrix.get(name, []))
+        out[job_output_for(name)].extend(fold_evals(throughput, matrix.get(name, [])))
     return out
+
+
+THROUGHPUT_OUTPUTS = ("single-node", "single-node-agentic", "multi-node", "multi-node-agentic")
+
+
+def eval_conc(row: dict) -> int:
+    """The concurrency an eval row evaluates at (its ``eval-conc``, else its highest point)."""
+    conc = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+    return int(row.get("eval-conc") or max(conc))
+
+
+def fold_evals(throughput: list[dict], evals: list[dict]) -> list[dict]:
+    """Mark the throughput row that runs each eval's recipe at its concurrency ``run-eval``
+    (with that ``eval-conc``); return the eval rows no throughput row runs.
+
+    The match is the recipe fingerprint (everything but points and eval bookkeeping) and
+    the eval's concurrency among the row's points, so the eval meets the same server the
+    points measured. A row that evaluates every point (``eval-all-concs``) is never folded.
+    """
+    by_recipe: dict[str, list[dict]] = {}
+    for row in throughput:
+        by_recipe.setdefault(recipe_fingerprint(row), []).append(row)
+    left = []
+    for ev in evals:
+        conc = eval_conc(ev)
+        host = None if ev.get("eval-all-concs") else next(
+            (r for r in by_recipe.get(recipe_fingerprint(ev), [])
+             if conc in (r["conc"] if isinstance(r["conc"], list) else [r["conc"]])
+             and not r.get("run-eval")), None)
+        if host is None:
+            left.append(ev)
+            continue
+        host["run-eval"] = True
+        if isinstance(host["conc"], list):
+            host["eval-conc"] = conc
+    return left
 
 
 def take_canary(outputs: dict[str, list[dict]]) -> dict | None:
@@ -117,10 +160,14 @@ def take_canary(outputs: dict[str, list[dict]]) -> dict | None:
     best = min(range(len(multi)), key=lambda i: (gpus(multi[i]), min(multi[i]["conc"])))
     row = multi[best]
     low = min(row["conc"])
-    canary = dict(row, conc=[low])
     rest = [c for c in row["conc"] if c != low]
-    if rest:
-        multi[best] = dict(row, conc=rest)
-    else:
-        multi.pop(best)
-    return canary
+    if not rest:
+        return multi.pop(best)
+    multi[best] = dict(row, conc=rest)
+    if row.get("run-eval") and eval_conc(row) == low:  # the eval goes with its point
+        multi[best] = {k: v for k, v in multi[best].items() if k != "eval-conc"}
+        multi[best]["run-eval"] = False
+        return dict(row, conc=[low])
+    # the canary is the cheapest check that the recipe serves: the eval stays with the rest
+    return {**{k: v for k, v in row.items() if k != "eval-conc"}, "conc": [low],
+            "run-eval": False}

@@ -163,6 +163,7 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fe
 
 @changelog.command()
 @_refs
+@output.output_format_option
 @click.option("--trim-conc", is_flag=True, help="Keep only the lowest point of each curve.")
 @click.option("--all-evals", is_flag=True, help="Evaluate every eligible point.")
 @click.option("--evals-only", is_flag=True, help="Run evals, no throughput.")
@@ -209,11 +210,19 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
         result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
     plan = None
     if rows_out or job_outputs:
-        outputs = buckets.job_outputs(result)
+        from infersweep.changelog import launchable
+
+        launch = launchable.split(buckets.job_outputs(result), Path(root or "."))
+        outputs = launch.rows
         first = buckets.take_canary(outputs) if canary else None
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
-        plan = shards.plan(outputs)  # refuses a run that cannot fit, before any write
+        # refuses a run that cannot fit, before any write
+        plan = shards.plan(outputs, timeout_of=launch.timeout_of, not_run=launch.refused)
+        output.warn([Diagnostic("<sweep>", 0, 0, f"not run: {shards.title(row)} "
+                                f"({name}): {why}", "the gate counts its points as missing",
+                                "row-not-launchable")
+                     for name, row, why in launch.refused], title="row not launched", err=True)
     files = []
     if rows_out:
         files.append((rows_out, plan.rows_document(), "--rows-out"))
@@ -223,10 +232,17 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
     _write_all(files)
     click.echo(json.dumps(result, separators=(",", ":")))
     if job_outputs:
-        ghactions.set_outputs(plan.outputs)
+        from infersweep.changelog.gitrefs import head_commit
+
+        ghactions.set_outputs({**plan.outputs, "ref": head_commit(Path(root or "."))})
         summary = [[name, n, k] for name, (n, k) in plan.counts.items()]
-        ghactions.add_summary("### Sweep matrix\n\n" + tabulate(
-            summary, headers=["job", "rows", "shards"], tablefmt="github"))
+        text = "### Sweep matrix\n\n" + tabulate(summary, headers=["job", "rows", "shards"],
+                                                  tablefmt="github")
+        if plan.not_run:
+            text += "\n\n### Rows not launched\n\n" + tabulate(
+                [[k, shards.title(v["row"]), v["reason"]] for k, v in plan.not_run.items()],
+                headers=["id", "row", "why"], tablefmt="github")
+        ghactions.add_summary(text)
 
 
 @changelog.command()

@@ -110,11 +110,16 @@ def remote_branches(root: Path, remote: str) -> list[str] | None:
 def fetch(root: Path, remote: str, specs: list[str], *options: str) -> str | None:
     """Run ``git fetch``; None on success, else git's last error line."""
     proc = run(root, "fetch", "--no-tags", "--quiet", *options, "--end-of-options", remote,
-               *specs, timeout=600)
+               *specs, timeout=600, env=gitexec.token_env())
     if proc.returncode == 0:
         return None
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     return lines[-1] if lines else f"git fetch exited {proc.returncode}"
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit checked out in ``root`` (the one every job of a run checks out)."""
+    return resolve(root, "HEAD")
 
 
 def read_at(root: Path, commit: str, path: str) -> bytes | None:

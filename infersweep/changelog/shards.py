@@ -17,13 +17,14 @@ is written.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from infersweep.diagnostics import Diagnostic, InputError
 
 MATRIX_LIMIT = 256  # jobs one matrix may expand to
 JOB_OUTPUTS_LIMIT = 1_000_000  # bytes (UTF-16) of all outputs of one job
 ROWS_FORMAT = 1
+NOT_RUN = "not-run"  # rows file: rows the sweep asked for that no job can launch, and why
 
 # template -> (job outputs routed to it, in slot order; number of shard jobs in run-sweep.yml)
 TEMPLATES = {
@@ -54,6 +55,8 @@ def title(row: dict) -> str:
         parts.append(f"{row['prefill'].get('num-worker')}P{row['decode'].get('num-worker')}D")
     else:
         parts.append(f"tp{row.get('tp')}")
+    if row.get("spec-decoding") not in (None, "none"):
+        parts.append(str(row["spec-decoding"]))
     parts.append(points)
     if row.get("eval-only") or row.get("run-eval"):
         parts.append("eval")
@@ -65,14 +68,20 @@ class Plan:
     rows: dict[str, dict]  # row id -> row (the rows file)
     outputs: dict[str, str]  # setup job output name -> value
     counts: dict[str, tuple[int, int]]  # job output -> (rows, shards)
+    not_run: dict[str, dict] = field(default_factory=dict)  # id -> {"row", "reason"}
 
     def rows_document(self) -> str:
-        return json.dumps({"format": ROWS_FORMAT, "rows": self.rows},
-                          separators=(",", ":")) + "\n"
+        doc = {"format": ROWS_FORMAT, "rows": self.rows}
+        if self.not_run:
+            doc[NOT_RUN] = self.not_run
+        return json.dumps(doc, separators=(",", ":")) + "\n"
 
 
-def _entry(row_id: str, row: dict) -> dict:
-    return {"id": row_id, "runner": row["runner"], "title": title(row)}
+def _entry(row_id: str, row: dict, timeout_of) -> dict:
+    entry = {"id": row_id, "runner": row["runner"], "title": title(row)}
+    if timeout_of is not None:
+        entry["timeout-minutes"] = timeout_of(row)
+    return entry
 
 
 def _refuse(message: str, hint: str) -> InputError:
@@ -83,8 +92,12 @@ def utf16_size(text: str) -> int:
     return len(text.encode("utf-16-le"))
 
 
-def plan(job_rows: dict[str, list[dict]]) -> Plan:
-    """Ids, shards and setup-job outputs for the rows of every run-sweep job output."""
+def plan(job_rows: dict[str, list[dict]], *, timeout_of=None,
+         not_run: list[tuple[str, dict, str]] = ()) -> Plan:
+    """Ids, shards and setup-job outputs for the rows of every run-sweep job output.
+
+    ``timeout_of(row)`` gives each entry its job's ``timeout-minutes``; ``not_run`` lists
+    (job output, row, reason) of rows no job launches, kept in the rows file by id."""
     rows: dict[str, dict] = {}
     outputs: dict[str, str] = {}
     counts: dict[str, tuple[int, int]] = {}
@@ -93,7 +106,7 @@ def plan(job_rows: dict[str, list[dict]]) -> Plan:
         entries = []
         for i, row in enumerate(job_rows.get(name, [])):
             rows[f"{name}-{i + 1}"] = row
-            entries.append(_entry(f"{name}-{i + 1}", row))
+            entries.append(_entry(f"{name}-{i + 1}", row, timeout_of))
         outputs[name] = json.dumps(entries, **compact)
         counts[name] = (len(entries), 1 if entries else 0)
     for template, (names, n_slots) in TEMPLATES.items():
@@ -104,7 +117,7 @@ def plan(job_rows: dict[str, list[dict]]) -> Plan:
             for i, row in enumerate(bucket):
                 row_id = f"{name}-{i + 1}"
                 rows[row_id] = row
-                ids.append(_entry(row_id, row))
+                ids.append(_entry(row_id, row, timeout_of))
             chunks = [ids[k:k + MATRIX_LIMIT] for k in range(0, len(ids), MATRIX_LIMIT)]
             counts[name] = (len(bucket), len(chunks))
             shards.extend(chunks)
@@ -124,7 +137,11 @@ def plan(job_rows: dict[str, list[dict]]) -> Plan:
                       f"GitHub keeps at most {JOB_OUTPUTS_LIMIT / 1e6:.0f} MB per job",
                       "split the change into several pull requests, or name fewer "
                       "config-keys")
-    return Plan(rows, outputs, counts)
+    skipped = {}
+    for name, row, reason in not_run:
+        n = sum(1 for k in skipped if k.startswith(f"not-run-{name}-")) + 1
+        skipped[f"not-run-{name}-{n}"] = {"row": row, "reason": reason}
+    return Plan(rows, outputs, counts, skipped)
 
 
 def read_row(path: str, row_id: str) -> dict:

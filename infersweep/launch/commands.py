@@ -36,8 +36,9 @@ from infersweep.clitypes import FiniteFloat, positive_float
 @click.option("--timeout", type=positive_float(), default=None,
               help="Seconds to wait for the job before cancelling it [default: the recipe's "
                    "time limit plus the fleet's deadline-margin-s].")
-@click.option("--scale-down", type=FiniteFloat(min=1), default=1.0, show_default=True,
-              help="Divide ISL, OSL, prompt and warm-up counts by this factor.")
+@click.option("--scale-down", type=FiniteFloat(min=1), default=None,
+              help="Divide ISL, OSL, prompt and warm-up counts by this factor [default: the "
+                   "fleet's scale-down, 1 unless it sets one].")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/).")
 def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeout, scale_down,
@@ -52,6 +53,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     from infersweep.launch import launcher
     from infersweep.launch.apply import SubmitError
     from infersweep.launch.checkout import CheckoutError
+    from infersweep.launch.deadline import launch_deadline_s
     from infersweep.launch.executor import JobState
     from infersweep.launch.manifest import FILENAME
     from infersweep.progress import StatusLines
@@ -70,24 +72,24 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     display = StatusLines()
     say = display.line
     prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=fleets, lock_path=lock_path,
-                            environ=environ, tag=tag, say=say)
+                            environ=environ, tag=tag, scale_down=scale_down, say=say)
     template = template or (repo / prep.fleet.template if prep.fleet.template else None)
     if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
         output = Path(environ["INFERSWEEP_RESULT_DIR"])
     out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
     key = launcher.config_key(row)
     runner = launcher.LaunchSweep([(key, row)], repo=repo, executor=prep.executor, out_dir=out,
-                                  scale_down=scale_down, previous=prior, timeout=None,
+                                  scale_down=prep.scale_down, previous=prior, timeout=None,
                                   display=display, fleet=prep.fleet, template=template)
     runner.srt_slurm_commit = prep.commit
     runner.run_id, runner.attempt = tag.run_id, tag.attempt
     plan = runner.plans[0]
-    runner.timeout = timeout or launcher.default_timeout(plan.rendered, prep.fleet)
+    runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet)
     say(f"launch {tag.name}: {key} {plan.rendered.name}, {len(plan.run)} point(s), fleet "
         f"{prep.fleet.name}, deadline {runner.timeout:g} s, output {out}")
     stopped = None
     try:
-        if plan.run:
+        if plan.run and prep.needs_checkout:
             launcher.ready_checkout(prep, repo, say=say)
             say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
         found, stopped = runner.run()

@@ -1,7 +1,8 @@
 """``configs/fleets.yaml``: the one source of every fleet-specific launch setting.
 
 A runner is named ``<fleet>_<NN>``; its launcher script calls ``infersweep launch --fleet
-<fleet>``. The fleet says how many nodes a job may take, the srtslurm.yaml cluster profile,
+<fleet>``. The fleet says how its launches run (``executor``: through srt-slurm, or on the
+runner with the local executor), how many nodes a job may take, the srtslurm.yaml cluster profile,
 how a new srt-slurm checkout is set up there, how the job starts our client, and the job's
 environment (passed names and fixed values: nothing else is inherited).
 """
@@ -32,6 +33,8 @@ class Fleet:
     nodes: int
     gpus_per_node: int
     srtslurm: dict
+    executor: str = "srt-slurm"  # or "local": the row runs on the runner, simulated
+    scale_down: float = 1.0
     client: str = DEFAULT_CLIENT
     scratch: str | None = None
     scratch_in_container: str | None = None
@@ -97,7 +100,8 @@ def load_fleets(path: str | Path) -> dict[str, Fleet]:
         env = f.get("job-env") or {}
         out[name] = Fleet(
             name=name, source=str(path), nodes=f["nodes"], gpus_per_node=f["gpus-per-node"],
-            srtslurm=dict(f["srtslurm"]), client=f.get("client", DEFAULT_CLIENT),
+            srtslurm=dict(f.get("srtslurm") or {}), executor=f.get("executor", "srt-slurm"),
+            scale_down=float(f.get("scale-down", 1)), client=f.get("client", DEFAULT_CLIENT),
             scratch=f.get("scratch"), scratch_in_container=f.get("scratch-in-container"),
             template=f.get("template"),
             setup=tuple(f.get("setup") or ()), setup_links=dict(f.get("setup-links") or {}),

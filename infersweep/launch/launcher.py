@@ -10,6 +10,10 @@ The order matters: everything that needs only a CPU comes before anything is all
 4. the job: ``srtctl apply --json``, watched to its end or the deadline, cancelled by id on
    SIGTERM/SIGINT, always collected into the manifest.
 
+A fleet whose ``executor`` is ``local`` skips step 3 and runs step 4 on the runner itself
+with the local executor (simulated engines): the same launcher, workflows and manifests on
+a machine without Slurm or GPUs.
+
 Steps 2 and 4 are ``infersweep sweep run``'s own code (:class:`infersweep.sweep.run.Sweep`)
 with the srt-slurm executor: a launch is a sweep of one row.
 """
@@ -25,7 +29,8 @@ from pathlib import Path
 from infersweep.launch import checkout as checkouts
 from infersweep.launch.fleet import Fleet, get_fleet
 from infersweep.launch.jobtag import JobTag
-from infersweep.launch.local import time_limit_seconds
+from infersweep.launch.local import LocalExecutor
+from infersweep.launch.localeval import EvalSim
 from infersweep.launch.recipes import check_fits, load_row, render_for_launch
 from infersweep.launch.srtslurm import RESULT_DIR, SrtSlurmExecutor
 from infersweep.pins.lock import load_lock
@@ -37,9 +42,15 @@ from infersweep.sweep.scale import scale
 @dataclass
 class Prepared:
     fleet: Fleet
-    executor: SrtSlurmExecutor
+    executor: SrtSlurmExecutor | LocalExecutor
     commit: str
     url: str
+    scale_down: float  # --scale-down, else the fleet's
+
+    @property
+    def needs_checkout(self) -> bool:
+        """Only srt-slurm needs the pinned checkout; a local fleet runs the row itself."""
+        return isinstance(self.executor, SrtSlurmExecutor)
 
 
 class LaunchSweep(Sweep):
@@ -68,22 +79,19 @@ def tag_from_env(environ: dict[str, str], previous: list[dict]) -> JobTag:
     return JobTag(run_id, attempt, runner)
 
 
-def default_timeout(rendered, fleet: Fleet) -> float:
-    """The recipe's Slurm time limit (else the fleet's default) plus the fleet's margin."""
-    limit = time_limit_seconds((rendered.recipe.get("slurm") or {}).get("time_limit"))
-    if limit is None:
-        limit = time_limit_seconds(fleet.srtslurm.get("default_time_limit")) or 3600
-    return float(limit + fleet.deadline_margin_s)
-
-
 def prepare(*, repo: Path, fleet_name: str | None, fleets: Path, lock_path: Path,
-            environ: dict[str, str], tag: JobTag, say=print) -> Prepared:
+            environ: dict[str, str], tag: JobTag, scale_down: float | None,
+            say=print) -> Prepared:
     fleet = get_fleet(fleets, fleet_name, environ.get("RUNNER_NAME"))
+    scale_down = fleet.scale_down if scale_down is None else scale_down
     lock = load_lock(lock_path)
     pin = lock.srt_slurm
     url = resolve_url(pin, environ=environ)
-    executor = SrtSlurmExecutor(fleet, None, repo, tag, environ=environ, say=say)
-    return Prepared(fleet, executor, pin.commit, url)
+    if fleet.executor == "local":
+        executor = LocalExecutor(evals=EvalSim(scale_down=scale_down))
+    else:
+        executor = SrtSlurmExecutor(fleet, None, repo, tag, environ=environ, say=say)
+    return Prepared(fleet, executor, pin.commit, url, scale_down)
 
 
 def ready_checkout(p: Prepared, repo: Path, say=print) -> None:
@@ -99,5 +107,5 @@ def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:
     return load_row(row_arg, os.environ if environ is None else environ)
 
 
-__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout", "default_timeout",
+__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout",
            "config_key", "tag_from_env", "row_and_source", "RESULT_DIR"]

@@ -44,6 +44,7 @@ POLICIES = {"random": "round-robin", "round_robin": "round-robin",
             "round-robin": "round-robin", "cache_aware": "least-loaded",
             "power_of_two": "least-loaded", "least-loaded": "least-loaded"}
 READY_TIMEOUT_S = 120.0
+SIM_ARGS_ENV = "INFERSWEEP_SIM_ARGS"  # more `sim serve` flags for every simulated worker
 # explicit environment for the job: these and nothing else come from the caller's
 # (PYTHONPATH too: the local job runs the same infersweep as the caller, from the same place)
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH")
@@ -213,6 +214,9 @@ class LocalExecutor(Executor):
             "bench_env": _env(recipe, bench.get("env")),
             "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,
         }
+        extra = shlex.split(os.environ.get(SIM_ARGS_ENV, ""))
+        for w in workers:  # fault injection, e.g. "--fail-rate 1" (docs/replay.md)
+            w["args"] += extra
         result_dir = workdir / RESULT_SUBDIR
         evals = rendered.workload.eval_conc is not None
         if evals:  # the recipe's eval step runs against the simulator's answer mode

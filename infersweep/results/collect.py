@@ -136,9 +136,9 @@ def _from_file(path: Path, out: Gathered) -> None:
         out.rows.append(data)
 
 
-def gather(paths, *, allow_incomplete: bool = False) -> Gathered:
+def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) -> Gathered:
     """Every row, missing point and expected point named by ``paths``."""
-    manifests, files = sources.expand(paths)
+    manifests, files = sources.expand(paths, allow_empty=allow_empty)
     out = Gathered()
     for m in manifests:
         _from_manifest(m, out, allow_incomplete)

@@ -66,7 +66,10 @@ def process(sources, output, allow_incomplete):
               help="The aggregate JSON.")
 @click.option("--csv", "csv_path", type=click.Path(path_type=Path), default=None,
               help="The CSV for people (default: the aggregate's name with .csv).")
-def collect(sources, output, csv_path):
+@click.option("--allow-empty", is_flag=True,
+              help="A source folder that is missing or holds no results is no error (the "
+                   "run's collect job: `results check --matrix` then names what is missing).")
+def collect(sources, output, csv_path, allow_empty):
     """Every row of a run in one aggregate, sorted, one row per point across reruns.
 
     Of several rows of one point the newest successful attempt wins (with none successful,
@@ -80,7 +83,7 @@ def collect(sources, output, csv_path):
     csv_path = csv_path or output.with_suffix(".csv")
     check_writable(output, "--output")
     check_writable(csv_path, "--csv")
-    g = collecting.gather(sources, allow_incomplete=True)
+    g = collecting.gather(sources, allow_incomplete=True, allow_empty=allow_empty)
     _warn(g.warnings)
     collecting.raise_errors(g)
     agg = collecting.aggregate(g)
@@ -120,7 +123,8 @@ def check(sources, matrix_file, srt_slurm_commit, repo, fmt, step_summary):
     ghactions.check_targets({"--step-summary": step_summary})
     matrix_rows = _matrix_rows(matrix_file) if matrix_file is not None else None
     srt_slurm_commit = srt_slurm_commit or _pinned_srt_slurm(repo)
-    g = collecting.gather(sources, allow_incomplete=True)
+    # with the matrix as the authority, a run that produced nothing is every point missing
+    g = collecting.gather(sources, allow_incomplete=True, allow_empty=matrix_rows is not None)
     _warn(g.warnings)
     agg = collecting.aggregate(g)
     problems, counts = checking.check(agg, srt_slurm_commit=srt_slurm_commit, errors=g.errors,
@@ -147,7 +151,9 @@ def _pinned_srt_slurm(repo: Path) -> str | None:
 
 
 def _matrix_rows(path: Path) -> list[dict]:
-    """Rows from `infersweep matrix` output (a list) or a rows file (``{"rows": {id: row}}``)."""
+    """Rows from `infersweep matrix` output (a list) or a rows file (``{"rows": {id: row}}``,
+    with the rows it could not launch under ``not-run``)."""
+    from infersweep.changelog.shards import NOT_RUN
     from infersweep.results.sources import load_json
 
     if not path.is_file():
@@ -157,6 +163,10 @@ def _matrix_rows(path: Path) -> list[dict]:
     rows = data.get("rows") if isinstance(data, dict) else data
     if isinstance(rows, dict):
         rows = list(rows.values())
+        # rows the sweep asked for that no job could launch: still expected, so missing
+        not_run = data.get(NOT_RUN) or {}
+        rows += [e.get("row") for e in not_run.values() if isinstance(e, dict)] \
+            if isinstance(not_run, dict) else [None]
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise InputError(Diagnostic(str(path), 0, 0, "not a matrix: expected a list of rows or "
                                     '{"rows": {...}}', "pass the JSON `infersweep matrix` "

@@ -18,16 +18,20 @@ def _missing(path: Path, what: str) -> InputError:
                                  "processed *.row.json files or an aggregate", "results-input"))
 
 
-def expand(paths) -> tuple[list[Path], list[Path]]:
+def expand(paths, *, allow_empty: bool = False) -> tuple[list[Path], list[Path]]:
     """(manifests, row or aggregate files) named by ``paths``: files as given, folders
-    searched recursively. Sorted by path, so the order never depends on the file system."""
+    searched recursively. Sorted by path, so the order never depends on the file system.
+    With ``allow_empty`` a folder that is missing or holds nothing is no error (a run whose
+    jobs produced nothing: the gate, given the matrix, names every missing point)."""
     manifests, rows = set(), set()
     for raw in paths:
         p = Path(raw)
+        if allow_empty and not p.exists():
+            continue
         if p.is_dir():
             found_m = set(p.rglob(MANIFEST))
             found_r = set(p.rglob("*" + ROW_SUFFIX))
-            if not found_m and not found_r:
+            if not found_m and not found_r and not allow_empty:
                 raise _missing(p, f"{MANIFEST} or *{ROW_SUFFIX} below this folder")
             manifests |= found_m
             rows |= found_r

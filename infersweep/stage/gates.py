@@ -4,7 +4,8 @@ The run's conclusion is not consulted. The results gate is
 :func:`infersweep.results.check.check` on the run's aggregate (``aggregate/results.json``
 of the ``results_bmk`` artifact), with the run's own matrix (the ``sweep-rows`` artifact)
 as the authority on which points were asked for when it was downloaded. The eval gate is
-:func:`infersweep.evals.check.check_folder` on every eval folder of the artifact, with the
+:func:`infersweep.evals.check.check_folder` on every eval folder of the artifact (in the job
+folders under ``results/``; runs of earlier versions kept them apart in ``evals/``), with the
 thresholds of the checkout staging runs from; a matrix row marked ``run-eval`` without an
 eval is a problem too.
 """
@@ -20,6 +21,7 @@ from infersweep.results import collect as collecting
 
 AGGREGATE = Path("aggregate", "results.json")
 EVALS = "evals"
+RESULTS = "results"
 ROWS_FILE = "sweep-rows.json"
 
 
@@ -72,7 +74,7 @@ def judge(bmk_dir: Path, rows: list[dict] | None, thresholds_file: Path,
         if others:
             out.problems.append(f"the aggregate holds rows of run {', '.join(others)[:200]}, "
                                 f"not of run {run_id}")
-    _evals(Path(bmk_dir) / EVALS, rows, thresholds_file, out)
+    _evals(Path(bmk_dir), rows, thresholds_file, out)
     return out
 
 
@@ -83,7 +85,8 @@ def _evals(folder: Path, rows: list[dict] | None, thresholds_file: Path,
     from infersweep.evals import thresholds
     from infersweep.evals.collect import find
 
-    found = find([str(folder)]) if folder.is_dir() else []
+    # eval folders sit in their job folders (results/); older runs uploaded them apart (evals/)
+    found = find([str(d) for d in (folder / RESULTS, folder / EVALS) if d.is_dir()])
     wanted = {recipe_fingerprint(r): r for r in rows or [] if r.get("run-eval")}
     if not found and not wanted:
         return
@@ -102,7 +105,7 @@ def _evals(folder: Path, rows: list[dict] | None, thresholds_file: Path,
             continue
         out.evals_checked += 1
         have.add((data.get("provenance") or {}).get("recipe-fingerprint"))
-        rel = f.relative_to(folder.parent).as_posix() if f.is_relative_to(folder.parent) else f
+        rel = f.relative_to(folder).as_posix() if f.is_relative_to(folder) else f
         out.problems += [f"eval check: {rel}: {p.replace(str(f) + '/', '')}"
                          for p in rep.problems]
     for fp, row in sorted(wanted.items()):

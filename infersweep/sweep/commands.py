@@ -55,14 +55,14 @@ def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, displa
     tag = launcher.tag_from_env(environ, [m for _, m in prior])
     prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=repo / "configs" / "fleets.yaml",
                             lock_path=repo / "configs" / "runtimes.yaml", environ=environ,
-                            tag=tag, say=display.line)
+                            tag=tag, scale_down=scale_down, say=display.line)
     template = repo / prep.fleet.template if prep.fleet.template else None
     runner = launcher.LaunchSweep(pairs, repo=repo, executor=prep.executor, out_dir=out,
                                   scale_down=scale_down, previous=prior, timeout=timeout,
                                   display=display, fleet=prep.fleet, template=template)
     runner.label = "sweep"
     runner.srt_slurm_commit = prep.commit
-    if any(p.run for p in runner.plans):
+    if prep.needs_checkout and any(p.run for p in runner.plans):
         launcher.ready_checkout(prep, repo, say=display.line)
     return runner
 

@@ -19,6 +19,7 @@ import warnings
 
 import pytest
 
+from tests.conftest import shared_absent
 from tests.integration.slurm import srtctl_setup
 from tests.integration.slurm.localslurm import cluster_or_reason
 
@@ -47,7 +48,8 @@ def srt_slurm_remote(tmp_path_factory):
     """A bare repository standing in for the pinned srt-slurm remote (full upstream history)."""
     bundle = srtctl_setup.BUNDLE
     if not bundle.is_file():
-        _absent(f"upstream srt-slurm bundle not present ({bundle.name} under ../shared/reference)")
+        shared_absent(f"upstream srt-slurm bundle not present ({bundle.name} under "
+                      "../shared/reference)")
     return srtctl_setup.make_remote(tmp_path_factory.mktemp("srt-slurm-remote"))
 
 

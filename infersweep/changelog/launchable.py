@@ -1,0 +1,73 @@
+"""Which rows of a sweep the benchmark jobs can launch, and how long each job may take.
+
+The setup job decides this on a CPU, before any runner is taken: every row is rendered as
+``infersweep launch`` will render it. A row that cannot be rendered (a single-node row with
+no recipe template yet, an eval row with no throughput row to run after) is not fanned out
+to a launcher that would refuse it: it is named in an annotation and in the rows file's
+``not-run`` list, so the gate still counts its points as missing, and no other job is
+skipped because of it.
+
+A launched row's ``timeout-minutes`` comes from the same numbers as the launcher's own
+deadline (:mod:`infersweep.launch.deadline`), for every fleet whose runners carry its label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infersweep.changelog.buckets import recipe_fingerprint
+from infersweep.diagnostics import InputError
+from infersweep.launch.deadline import job_timeout_minutes
+from infersweep.launch.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
+from infersweep.recipe.render import render_row
+from infersweep.yamldoc import load_yaml
+
+RUNNERS_PATH = Path("configs", "runners.yaml")
+EVAL_ALONE = ("an eval with no throughput row in this sweep to run after cannot be launched "
+              "on its own yet")
+
+
+@dataclass
+class Launchable:
+    rows: dict[str, list[dict]]  # job output -> rows the benchmark jobs launch
+    refused: list[tuple[str, dict, str]] = field(default_factory=list)  # (output, row, why)
+    timeouts: dict[str, int] = field(default_factory=dict)  # recipe fingerprint -> minutes
+
+    def timeout_of(self, row: dict) -> int:
+        """The job's timeout-minutes (a canary split off a row shares the row's recipe)."""
+        return self.timeouts[recipe_fingerprint(row)]
+
+
+def fleets_by_label(repo: Path) -> dict[str, list[Fleet]]:
+    """Runner label -> the fleets of the runners carrying it (configs/runners.yaml)."""
+    fleets_file, runners_file = repo / FLEETS_PATH, repo / RUNNERS_PATH
+    if not fleets_file.is_file() or not runners_file.is_file():
+        return {}
+    fleets = load_fleets(fleets_file)
+    labels = load_yaml(runners_file).data.get("labels") or {}
+    return {label: [fleets[f] for f in sorted({fleet_name(r) for r in runners or []})
+                    if f in fleets]
+            for label, runners in labels.items()}
+
+
+def split(outputs: dict[str, list[dict]], repo: Path) -> Launchable:
+    """The rows of every job output that can launch, and the ones that cannot (with why)."""
+    repo = Path(repo)
+    by_label = fleets_by_label(repo)
+    out = Launchable({name: [] for name in outputs})
+    for name, rows in outputs.items():
+        for row in rows:
+            if row.get("eval-only"):
+                out.refused.append((name, row, EVAL_ALONE))
+                continue
+            try:
+                recipe = render_row(row, repo, source="<row>").recipe
+            except InputError as exc:
+                out.refused.append((name, row, "; ".join(d.message
+                                                         for d in exc.diagnostics[:3])))
+                continue
+            out.rows[name].append(row)
+            out.timeouts[recipe_fingerprint(row)] = job_timeout_minutes(
+                recipe, by_label.get(row["runner"], []))
+    return out
