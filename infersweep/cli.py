@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "stage": "infersweep.stage.stagecmd:stage",
     "store": "infersweep.stage.commands:store",
     "report": "infersweep.report.commands:report",
+    "replay": "infersweep.replay.commands:replay",
 }
 
 

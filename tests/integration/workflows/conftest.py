@@ -1,0 +1,158 @@
+"""Fixtures for running the repository's workflows with a real act, offline
+(infersweep/replay; the facts in ../shared/specs/act-local.md).
+
+Session-wide, built once: the action trees unpacked from ../shared/reference/github-actions
+(``action_trees``) and the Python tool cache setup-python finds (``python_tool_cache``). Per
+test: a git sandbox standing in for github.com (``git_sandbox``), the working tree as a base
+commit (``worktree_repo``) and ``replay``, which runs act with all of it.
+
+Where act or the action tarballs are missing the tests skip and say what; with
+INFERSWEEP_REQUIRE_ACT=1 (set by .ci/run) a missing act fails them, and with
+INFERSWEEP_REQUIRE_SHARED=1 so does missing reference data.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from infersweep.replay.actions import unpack_actions
+from infersweep.replay.runner import ActMissing, find_act, run_act
+from infersweep.replay.sandbox import GitSandbox, snapshot_worktree
+from infersweep.replay.toolcache import project_dependencies, python_toolcache
+from tests.conftest import REPO, SHARED, shared_absent
+
+ACTIONS = SHARED / "reference" / "github-actions"
+ACT_VERSION = "0.2.89"
+REQUIRE_ENV = "INFERSWEEP_REQUIRE_ACT"
+REPOSITORY = "acme/infersweep"  # what the sandbox's github.com calls this repository
+
+
+def act_absent(reason: str):
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_ENV}=1: CI must provide it)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def action_tarballs() -> Path:
+    """../shared/reference/github-actions (GitHub's actions at the pinned commits)."""
+    if not any(ACTIONS.glob("*.tar.gz")):
+        shared_absent(f"the action tarballs ({ACTIONS}) are not present")
+    return ACTIONS
+
+
+@pytest.fixture(scope="session")
+def act_executable() -> str:
+    try:
+        act = find_act()
+    except ActMissing as exc:
+        act_absent(str(exc))
+    done = subprocess.run([act, "--version"], capture_output=True, text=True, check=False)
+    if ACT_VERSION not in done.stdout:
+        act_absent(f"act {ACT_VERSION} is needed (the facts these tests rely on were seen "
+                   f"with it), {act} is {done.stdout.strip() or done.stderr.strip()!r}")
+    if subprocess.run(["node", "--version"], capture_output=True, check=False).returncode:
+        act_absent("node is not on PATH (act's host mode runs JavaScript actions with it)")
+    return act
+
+
+@pytest.fixture(scope="session")
+def action_trees(action_tarballs, tmp_path_factory):
+    return unpack_actions(action_tarballs, tmp_path_factory.mktemp("action-trees"))
+
+
+@pytest.fixture(scope="session")
+def python_tool_cache(tmp_path_factory):
+    """This interpreter's Python where setup-python looks for it, the project's dependencies
+    pre-installed into its shared base (about 30 s once; each job's `pip install .` then
+    takes seconds); each job installs into an environment of its own
+    (infersweep/replay/toolcache.py)."""
+    return python_toolcache(tmp_path_factory.mktemp("toolcache"),
+                            preinstall=project_dependencies(REPO / "pyproject.toml"))
+
+
+@pytest.fixture(scope="session")
+def worktree_repo(tmp_path_factory) -> tuple[Path, str]:
+    """(a repository, its one commit): the working tree as it is on disk, so the workflows
+    and commands under test are the ones being edited, committed or not."""
+    path = tmp_path_factory.mktemp("worktree") / "repo"
+    return path, snapshot_worktree(REPO, path, message="base: the working tree")
+
+
+@pytest.fixture
+def git_sandbox(tmp_path) -> GitSandbox:
+    return GitSandbox(tmp_path / "github")
+
+
+@pytest.fixture
+def replay(act_executable, action_trees, python_tool_cache, git_sandbox, tmp_path):
+    """``replay(workflow, event_name, payload, repo_dir=..., jobs=..., **kwargs)``: run_act
+    with the session's trees and tool cache, the sandbox's git rewrite in every job, logs and
+    artifacts under the test's tmp_path (the run's log is printed on failure by the test)."""
+    runs = []
+
+    def run(workflow, event_name, payload, *, repo_dir, name="run", env=None, timeout=900,
+            **kwargs):
+        result = run_act(workflow, event_name, payload, repo_dir=repo_dir,
+                         env={**git_sandbox.env(), **(env or {})},
+                         artifact_dir=tmp_path / f"{name}-artifacts", trees=action_trees,
+                         toolcache=python_tool_cache, log_path=tmp_path / f"{name}.jsonl",
+                         timeout=timeout, act=act_executable, **kwargs)
+        runs.append(result)
+        return result
+
+    return run
+
+
+def describe(run) -> str:
+    """What a failed assertion shows: each job's result, its errors and annotations, the tail
+    of the output of its failed steps, and the log's path."""
+    lines = [f"act exit {run.exit_code} after {run.seconds:.0f} s; log {run.log_path}"]
+    for key, job in run.log.jobs.items():
+        lines.append(f"  {job.result or 'unfinished'}: {key}")
+        failed = [s for s in job.steps if s.result == "failure"]
+        lines += [f"    failed step: {s.name.splitlines()[0] if s.name else s.id}"
+                  for s in failed]
+        lines += [f"    {a}" for a in job.annotations]
+        lines += [f"    act: {e}" for e in job.errors]
+        if failed:
+            lines += [f"    | {out}" for out in job.output[-30:]]
+    lines += [f"  {u}" for u in run.log.unparsed[-5:]]
+    return "\n".join(lines)
+
+
+def run_in_sandbox(sandbox: GitSandbox, workflow, event_name, payload, *, repo_dir, work,
+                   act, trees, toolcache, name="run", env=None, timeout=900, **kwargs):
+    """run_act with the session's trees and tool cache and the sandbox's git rewrite, its log
+    and artifacts under ``work``; a benchmark job's runner is the local fleet's unless
+    ``fleet`` says otherwise, and the catalog's runner labels run on this host."""
+    from tests.integration.workflows.sweep_pr import RUNNER_LABELS
+
+    kwargs.setdefault("runner_labels", RUNNER_LABELS)
+    return run_act(workflow, event_name, payload, repo_dir=repo_dir,
+                   env={**sandbox.env(), **(env or {})},
+                   artifact_dir=work / f"{name}-artifacts", trees=trees,
+                   toolcache=toolcache, log_path=work / f"{name}.jsonl",
+                   timeout=timeout, act=act, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def seed_sweep(act_executable, action_trees, python_tool_cache, worktree_repo,
+               tmp_path_factory):
+    """(run, pull request): run-sweep.yml executed once for the session on the seed PR
+    labeled full-sweep-fail-fast, through the local fleet; the staging tests use its
+    artifacts."""
+    from tests.integration.workflows.sweep_pr import WORKFLOW, open_pr
+
+    work = tmp_path_factory.mktemp("seed-sweep")
+    sandbox = GitSandbox(work / "github")
+    pr = open_pr(worktree_repo[0], sandbox, work)
+    run = run_in_sandbox(sandbox, WORKFLOW, "pull_request", pr.event, repo_dir=pr.pr.clone,
+                         work=work, act=act_executable, trees=action_trees,
+                         toolcache=python_tool_cache, name="seed", timeout=1200)
+    run.sandbox = sandbox
+    return run, pr
