@@ -1,0 +1,61 @@
+"""stage-results.yml executed by act on `/stage-results <run id>`, fed the artifacts the
+executed run-sweep.yml produced (the session's ``seed_sweep``, not a fixture), against the
+GitHub API double: the run is staged, the reply is edited to success with the run's page,
+the store holds every point and both evals, and the report's run page shows them all."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from infersweep.stage.store import open_store
+from tests.ghdouble import GitHubDouble
+from tests.integration.workflows.conftest import describe
+from tests.integration.workflows.staging import (
+    ACT_RUN_ID,
+    COMMENTER,
+    TOKEN,
+    artifacts_of,
+    run_stage_results,
+    serve_run,
+)
+from tests.integration.workflows.sweep_pr import SEED_POINTS
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_executed_run_is_staged_from_its_own_artifacts(
+        seed_sweep, act_executable, action_trees, python_tool_cache, tmp_path):
+    run, pr = seed_sweep
+    assert run.ok, describe(run)
+    db = tmp_path / "store.db"
+    with GitHubDouble(repository=pr.pr.repository, token=TOKEN) as gh:
+        serve_run(gh, run, pr)
+        stage = run_stage_results(gh, run.sandbox, pr, tmp_path, act=act_executable,
+                                  trees=action_trees, toolcache=python_tool_cache,
+                                  db_url=f"sqlite:///{db}")
+        assert stage.ok, describe(stage)
+        assert stage.log.results()["Stage PR results/Stage"] == "success", describe(stage)
+        assert stage.log.job("stage").step("stage").outputs.get("staged") == "true"
+        (note,) = gh.comments_on(pr.pr.number)
+        assert note["edits"] == 1, note  # the acknowledgement, edited to the outcome
+        body = note["body"]
+    assert body.startswith(f"@{COMMENTER} staged [run {ACT_RUN_ID}]"), body
+    assert f"{SEED_POINTS} point(s), 2 eval(s)" in body, body
+    assert f"runs/{ACT_RUN_ID}-1.html" in body, body
+    with open_store(f"sqlite:///{db}") as store:
+        (staged,) = store.staged_runs()
+    assert staged.run_id == str(ACT_RUN_ID)
+    assert len(staged.points) == SEED_POINTS and len(staged.evals) == 2
+    assert sorted(p["conc"] for p in staged.points) == [4, 8, 16, 32, 64, 128, 256, 512, 768,
+                                                        1024, 2048]
+    # the report the job uploaded for Pages shows the run with every point
+    pages = artifacts_of(stage)["github-pages"]
+    with zipfile.ZipFile(io.BytesIO(pages)) as zf:
+        tar = zf.read("artifact.tar")
+    with tarfile.open(fileobj=io.BytesIO(tar)) as site:
+        page = site.extractfile(f"./runs/{ACT_RUN_ID}-1.html").read().decode()
+    assert page.count("<tr") >= SEED_POINTS + 1
