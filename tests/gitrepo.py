@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
+REPO = DATA.parent.parent
 
 # A changelog entry a pull request appends to the frozen changelog (for the gate's tests).
 APPENDED_ENTRY = """
@@ -23,6 +24,12 @@ def frozen_base_files() -> dict[str, str]:
     the live files, so adding a config or a changelog entry cannot break them."""
     files = {f"configs/{p.name}": p.read_text() for p in (DATA / "catalog").glob("*.yaml")}
     files["perf-changelog.yaml"] = (DATA / "changelog-base" / "perf-changelog.yaml").read_text()
+    # the recipe templates and fleets as they are: what `changelog matrix` renders each row
+    # with to know which rows a benchmark job can launch, and for how long
+    templates = REPO / "benchmarks"
+    files.update({p.relative_to(REPO).as_posix(): p.read_text()
+                  for p in sorted(templates.rglob("*.yaml"))})
+    files["configs/fleets.yaml"] = (REPO / "configs" / "fleets.yaml").read_text()
     return files
 
 

@@ -212,12 +212,13 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
     if rows_out or job_outputs:
         from infersweep.changelog import launchable
 
-        launch = launchable.split(buckets.job_outputs(result), Path(root or "."))
+        requested = buckets.job_outputs(result)
+        shards.plan(requested)  # the whole request must fit GitHub's limits, runnable or not
+        launch = launchable.split(requested, Path(root or "."))
         outputs = launch.rows
         first = buckets.take_canary(outputs) if canary else None
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
-        # refuses a run that cannot fit, before any write
         plan = shards.plan(outputs, timeout_of=launch.timeout_of, not_run=launch.refused)
         output.warn([Diagnostic("<sweep>", 0, 0, f"not run: {shards.title(row)} "
                                 f"({name}): {why}", "the gate counts its points as missing",

@@ -202,7 +202,7 @@ def test_matrix_for_the_disagg_entry(repo, run_cli):
 
 def _job_list(outputs: dict) -> dict[str, list[dict]]:
     return {name: json.loads(value) for name, value in outputs.items()
-            if not name.startswith("has-")}
+            if not name.startswith("has-") and name != "ref"}
 
 
 def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
@@ -216,17 +216,25 @@ def test_trim_and_canary_job_outputs(repo, run_cli, tmp_path, monkeypatch):
                              "--rows-out", rows_file)
     assert code == 0, err
     jobs = _job_list(parse_github_output(out_file.read_text()))
-    rows = json.loads(rows_file.read_text())["rows"]
-    assert jobs["canary-multi-node"] == []
-    [canary] = jobs["canary-single-node"]
-    assert rows[canary["id"]]["conc"] == 1  # the cheapest single-node point runs first
+    doc = json.loads(rows_file.read_text())
+    rows, not_run = doc["rows"], doc["not-run"]
     total = json.loads(out)
     n_single = sum(len(v) for v in total["single_node"].values())
-    single = jobs["single-1"]
-    assert all(e["id"].startswith("single-node-") for e in single)
-    assert len(single) == n_single - 1  # moved to the canary, not duplicated
-    assert {e["runner"] for e in single} == {rows[e["id"]]["runner"] for e in single}
-    assert "| single-node " in (tmp_path / "summary.md").read_text()
+    # single-node rows have no recipe template yet: listed as not run, never fanned out, and
+    # the canary is the cheapest point of a row that can run (the multi-node seed's c4)
+    assert all(jobs[f"single-{i}"] == [] for i in range(1, 11))
+    assert jobs["canary-single-node"] == []
+    assert sum(k.startswith("not-run-single-node-") for k in not_run) == n_single
+    assert all("names no recipe template" in v["reason"] for v in not_run.values())
+    [canary] = jobs["canary-multi-node"]
+    assert rows[canary["id"]]["conc"] == [4]
+    multi = jobs["multi-1"]
+    assert sorted(c for e in multi for c in rows[e["id"]]["conc"]) == [
+        8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048]  # moved to the canary, not duplicated
+    assert {e["runner"] for e in multi} == {rows[e["id"]]["runner"] for e in multi}
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| single-node " in summary and "### Rows not launched" in summary
+    assert "::warning" not in out  # annotations never mix into the matrix JSON on stdout
 
 
 def test_append_only_runs_only_new_points(repo, run_cli):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.changelog import shards
+from infersweep.changelog import buckets, shards
 from tests.gitrepo import GitRepo, frozen_base_files
 from tests.unit.test_policy_commands import parse_github_output
 
@@ -71,20 +71,33 @@ def test_all_keys_on_inferencex_fits_githubs_limits(inferencex, tmp_path, run_cl
     assert code == 0, err
     text = out_file.read_text()
     assert len(text.encode("utf-16-le")) < shards.JOB_OUTPUTS_LIMIT  # GitHub counts UTF-16
-    outputs = {k: json.loads(v) for k, v in parse_github_output(text).items()}
+    outputs = parse_github_output(text)
+    outputs.pop("ref")
+    outputs = {k: json.loads(v) for k, v in outputs.items()}
     assert set(outputs) == set(shards.output_names())
-    assert all(len(entries) <= shards.MATRIX_LIMIT for entries in outputs.values())
     result = json.loads(out)
     everything = _flat(result)
     assert len(everything) > 2000  # the premise: far more than one matrix can hold
     assert sum(len(result["single_node"][f]) for f in result["single_node"]
                if f != "agentic") > shards.MATRIX_LIMIT
-    rows = json.loads((tmp_path / "sweep-rows.json").read_text())["rows"]
-    ids = [e["id"] for entries in outputs.values() for e in entries]
-    assert len(ids) == len(set(ids)) == len(rows)
-    # every row runs exactly once: the rows file is the bucket object, re-keyed by id
-    assert sorted(map(_key, rows.values())) == sorted(map(_key, everything))
-    assert bool(outputs["canary-single-node"]) == canary
+    doc = json.loads((tmp_path / "sweep-rows.json").read_text())
+    # every requested row is in the rows file once: launched, or not run yet (no template
+    # for it in this repository), never dropped
+    listed = [*doc["rows"].values(), *(v["row"] for v in doc.get("not-run", {}).values())]
+    # none of InferenceX's recipes is a template of this repository yet: nothing launches,
+    # so no canary either, and every row is listed as not run with its reason
+    assert doc["rows"] == {} and not any(outputs.values())
+    jobs = [r for rows in buckets.job_outputs(result).values() for r in rows]
+    assert sorted(map(_key, listed)) == sorted(map(_key, jobs))
+    # the whole request fits GitHub's limits once every row can run: planned as if it could
+    plan = shards.plan(buckets.job_outputs(result))
+    planned = {k: json.loads(v) for k, v in plan.outputs.items()}
+    assert all(len(entries) <= shards.MATRIX_LIMIT for entries in planned.values())
+    ids = [e["id"] for entries in planned.values() for e in entries]
+    assert len(ids) == len(set(ids)) == len(plan.rows)
+    # every row runs exactly once: the rows file is the job list, re-keyed by id
+    assert sorted(map(_key, plan.rows.values())) == sorted(map(_key, jobs))
+    outputs, rows = planned, plan.rows
     for slot in shards.slot_names("single") + shards.slot_names("multi"):
         entries = outputs[slot]
         families = {e["id"].rsplit("-", 1)[0] for e in entries}
@@ -93,9 +106,10 @@ def test_all_keys_on_inferencex_fits_githubs_limits(inferencex, tmp_path, run_cl
         assert all((rows[e["id"]].get("prefill") is not None) == multi for e in entries)
         assert all(e["runner"] == rows[e["id"]]["runner"] for e in entries)
     # a benchmark job reads its row back by id
+    rows_file = tmp_path / "planned-rows.json"
+    rows_file.write_text(plan.rows_document())
     last = outputs["multi-1"][-1]
-    code, text, err = run_cli("changelog", "row", "--from", tmp_path / "sweep-rows.json",
-                              "--id", last["id"])
+    code, text, err = run_cli("changelog", "row", "--from", rows_file, "--id", last["id"])
     assert code == 0, err
     assert json.loads(text) == rows[last["id"]]
 

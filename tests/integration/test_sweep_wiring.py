@@ -80,7 +80,9 @@ def test_decision_drives_the_changelog_matrix(pr_checkout, tmp_path, monkeypatch
     code, out, err = run_cli("changelog", "matrix", "--decision", decided["decision-json"],
                              "--job-outputs", "--rows-out", rows_file, *fetch)
     assert code == 0, err
-    jobs = {k: json.loads(v) for k, v in parse_github_output(output.read_text()).items()}
+    jobs = parse_github_output(output.read_text())
+    assert jobs.pop("ref") == head  # the commit every later job of the run checks out
+    jobs = {k: json.loads(v) for k, v in jobs.items()}
     multi = jobs["multi-1"]
     assert bool(jobs["canary-multi-node"]) == canary
     assert all(jobs[f"single-{i}"] == [] for i in range(1, 11))
