@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit integration lint clean
+.PHONY: install run test unit integration lint clean replay
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ integration: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check infersweep tests benchmarks
+
+# This branch's pull request replayed on this machine: run-sweep.yml executed by act, every
+# benchmark job through the local fleet (docs/replay.md). REPLAY_ARGS adds options, e.g.
+# REPLAY_ARGS="--worktree" or "--actions DIR" to run offline.
+REPLAY_ARGS ?=
+replay: $(STAMP)
+	$(BIN)/infersweep replay $(REPLAY_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache

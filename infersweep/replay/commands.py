@@ -80,6 +80,18 @@ def _repository_name(repo: Path) -> str:
     return m["repo"] if m else f"local/{repo.resolve().name}"
 
 
+def catalog_labels(repo: Path) -> list[str]:
+    """Every runner label of the repository's runners file: the labels a matrix row's
+    benchmark job runs on, which no workflow names literally (they come from the rows)."""
+    from infersweep.yamldoc import load_yaml
+
+    path = repo / "configs" / "runners.yaml"
+    if not path.is_file():
+        return []
+    labels = (load_yaml(path).data or {}).get("labels") or {}
+    return [str(label) for label in labels]
+
+
 @click.command("replay")
 @click.option("--event", "event_name", type=click.Choice(["pull_request", "push",
                                                          "workflow_dispatch"]),
@@ -110,8 +122,8 @@ def _repository_name(repo: Path) -> str:
 @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
               help="A repository variable, vars.NAME (repeatable).")
 @click.option("--runner-label", "runner_labels", multiple=True, metavar="LABEL[=PLATFORM]",
-              help="A runs-on label only a matrix row or an input names, run on this host "
-                   "(repeatable; the workflow's literal labels are added by themselves).")
+              help="A runs-on label to run on this host (repeatable); the workflow's literal "
+                   "labels and every label of configs/runners.yaml are added by themselves.")
 @click.option("--fleet", default="local", show_default=True,
               help="RUNNER_NAME is <fleet>_01: the launcher a benchmark job runs.")
 @click.option("--actions", "actions_dir", type=click.Path(file_okay=False, exists=True,
@@ -197,7 +209,8 @@ def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_num
         preinstall=project_dependencies(pyproject) if pyproject.is_file() else ())
     run = run_act(workflow, event_name, payload, repo_dir=clone_dir, jobs=list(jobs) or None,
                   env={**sandbox.env(), **env_map}, secrets=secret_map, inputs=input_map,
-                  variables=var_map, runner_labels=runner_labels,
+                  variables=var_map,
+                  runner_labels=[*catalog_labels(clone_dir), *runner_labels],
                   artifact_dir=workdir / "artifacts", actions_dir=actions_dir,
                   actions_cache=cache_dir / "actions", toolcache=toolcache,
                   log_path=workdir / "logs" / "act.jsonl", timeout=timeout, fleet=fleet,

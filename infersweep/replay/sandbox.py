@@ -37,10 +37,20 @@ class SandboxError(RuntimeError):
 
 
 def git_rewrite_env(root: str | Path) -> dict[str, str]:
-    """The variables that make git read ``https://github.com/X`` as ``file://<root>/X``."""
-    base = Path(root).resolve().as_uri().rstrip("/") + "/"
-    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"url.{base}.insteadOf",
-            "GIT_CONFIG_VALUE_0": GITHUB}
+    """The variables that make git read ``https://github.com/<owner>/<repo>[.git]`` as the
+    sandbox's ``file://<root>/<owner>/<repo>.git``, for each repository the sandbox holds and
+    no other: every other repository is still fetched from GitHub (a replay with network
+    reaches the real pins), and one the sandbox lacks fails as it would there."""
+    env: dict[str, str] = {}
+    repos = sorted(p for p in Path(root).resolve().glob("*/*.git") if p.is_dir())
+    for i, bare in enumerate(repos):
+        name = f"{bare.parent.name}/{bare.name[:-len('.git')]}"
+        for j, url in enumerate((f"{GITHUB}{name}.git", f"{GITHUB}{name}")):
+            n = 2 * i + j  # git uses the longest matching prefix: ".git" URLs take the first
+            env[f"GIT_CONFIG_KEY_{n}"] = f"url.{bare.as_uri()}.insteadOf"
+            env[f"GIT_CONFIG_VALUE_{n}"] = url
+    env["GIT_CONFIG_COUNT"] = str(len(repos) * 2)
+    return env
 
 
 def _git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
