@@ -342,3 +342,19 @@ def test_gate_steps_annotate_the_diff(command):
             for step in job.get("steps", []) if step.get("run", "").startswith(command)]
     assert runs, f"no workflow step runs {command}"
     assert all("--output-format github" in r for r in runs), runs
+
+
+WRITES = {("stage-results.yml", "stage"): {"issues"},
+          ("stage-results.yml", "publish"): {"pages", "id-token"}}
+
+
+@pytest.mark.parametrize("path", sorted(WORKFLOWS.glob("*.yml")), ids=lambda p: p.name)
+def test_every_job_has_the_least_permissions(path):
+    """act ignores `permissions`, so they are checked here: nothing by default, each job its
+    own, and write access only where a job must write (the staging reply, Pages)."""
+    wf = yaml.load(path.read_text(), Loader=yaml.BaseLoader)
+    assert wf["permissions"] == {}
+    for name, job in wf["jobs"].items():
+        assert "permissions" in job, f"{path.name}:{name} has no permissions of its own"
+        writes = {scope for scope, level in job["permissions"].items() if level == "write"}
+        assert writes == WRITES.get((path.name, name), set()), (path.name, name, writes)
