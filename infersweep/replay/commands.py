@@ -124,6 +124,9 @@ def catalog_labels(repo: Path) -> list[str]:
 @click.option("--runner-label", "runner_labels", multiple=True, metavar="LABEL[=PLATFORM]",
               help="A runs-on label to run on this host (repeatable); the workflow's literal "
                    "labels and every label of configs/runners.yaml are added by themselves.")
+@click.option("--mirror", "mirrors", multiple=True, metavar="OWNER/REPO=PATH",
+              help="Serve another repository from a local clone or git bundle (e.g. the "
+                   "pinned srt-slurm where github.com cannot be reached); repeatable.")
 @click.option("--fleet", default="local", show_default=True,
               help="RUNNER_NAME is <fleet>_01: the launcher a benchmark job runs.")
 @click.option("--actions", "actions_dir", type=click.Path(file_okay=False, exists=True,
@@ -138,8 +141,8 @@ def catalog_labels(repo: Path) -> list[str]:
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Stop act after this many seconds.")
 def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_number, workflow,
-           jobs, inputs, envs, secrets, variables, runner_labels, fleet, actions_dir, workdir,
-           cache_dir, timeout):
+           jobs, inputs, envs, secrets, variables, runner_labels, mirrors, fleet, actions_dir,
+           workdir, cache_dir, timeout):
     """Replay a pull request (or push, or dispatch) through the workflow with act, offline
     with --actions; print each job's outcome and where the log and artifacts are.
 
@@ -197,6 +200,10 @@ def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_num
                 payload = events.workflow_dispatch_event(
                     repository=repository, inputs=input_map, ref=f"refs/heads/{base_branch}",
                     default_branch=base_branch)
+        for name, path in _pairs(mirrors, "--mirror").items():
+            if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+                raise click.BadParameter(f"{name!r} is not OWNER/REPO", param_hint="--mirror")
+            sandbox.mirror(name, Path(path).expanduser().resolve())
     except SandboxError as exc:
         raise _fail(str(exc)) from None
     if not (clone_dir / workflow).is_file():

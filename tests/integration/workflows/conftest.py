@@ -66,12 +66,18 @@ def action_trees(action_tarballs, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def python_tool_cache(tmp_path_factory):
+def replay_cache(tmp_path_factory) -> Path:
+    """A cache folder laid out as `infersweep replay --cache-dir` expects (toolcache/)."""
+    return tmp_path_factory.mktemp("replay-cache")
+
+
+@pytest.fixture(scope="session")
+def python_tool_cache(replay_cache):
     """This interpreter's Python where setup-python looks for it, the project's dependencies
     pre-installed into its shared base (about 30 s once; each job's `pip install .` then
     takes seconds); each job installs into an environment of its own
     (infersweep/replay/toolcache.py)."""
-    return python_toolcache(tmp_path_factory.mktemp("toolcache"),
+    return python_toolcache(replay_cache / "toolcache",
                             preinstall=project_dependencies(REPO / "pyproject.toml"))
 
 
@@ -155,4 +161,60 @@ def seed_sweep(act_executable, action_trees, python_tool_cache, worktree_repo,
                          work=work, act=act_executable, trees=action_trees,
                          toolcache=python_tool_cache, name="seed", timeout=1200)
     run.sandbox = sandbox
+    return run, pr
+
+
+FAIL_EVERY_REQUEST = "--fail-rate 1"  # INFERSWEEP_SIM_ARGS: every simulated engine answers 500
+
+
+def run_job_alone(sandbox: GitSandbox, run, job_id: str, event_name, payload, *, repo_dir,
+                  work, act, trees, toolcache, needs=(), name=None, timeout=1500, **kwargs):
+    """``job_id`` of run-sweep.yml run alone after ``run`` (sweep_pr.job_alone: no ``needs``,
+    no ``if``, each ``needs.<job>.outputs.<name>`` of ``needs`` the value ``run`` gave it), over
+    ``run``'s artifact folder: act numbers every run 1, so the job's download-artifact finds
+    what ``run`` uploaded and its own uploads land beside them, as in one run on GitHub."""
+    from tests.integration.workflows.sweep_pr import (
+        RUNNER_LABELS,
+        WORKFLOW,
+        job_alone,
+        job_outputs,
+    )
+
+    name = name or job_id
+    workflow = Path(repo_dir) / WORKFLOW
+    outputs = {need: job_outputs(run.log, workflow, need) for need in needs}
+    copy = job_alone(workflow, job_id, work / "derived" / f"{name}.yml", needs_outputs=outputs)
+    kwargs.setdefault("runner_labels", RUNNER_LABELS)
+    return run_act(copy, event_name, payload, repo_dir=repo_dir, env=sandbox.env(),
+                   artifact_dir=run.artifact_dir, trees=trees, toolcache=toolcache,
+                   log_path=work / f"{name}.jsonl", timeout=timeout, act=act, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def failed_sweep(act_executable, action_trees, python_tool_cache, worktree_repo,
+                 tmp_path_factory):
+    """(run, pull request): the seed PR labeled full-sweep-fail-fast, executed with every
+    simulated engine answering HTTP 500 (INFERSWEEP_SIM_ARGS=--fail-rate 1): the canary's
+    benchmark job (1P1D c4) fails. act 0.2.89 ends a run at a called workflow that failed:
+    no shard and no collect job starts, ``if: always()`` or not. So collect is then run
+    alone (``run.collect``, :func:`run_job_alone`) over the run's artifact folder, which then
+    holds what the same run leaves on GitHub: sweep-rows, changelog-metadata, the canary's
+    bmk_ artifact and collect's results_bmk with the failed gate's inputs. ``run.sandbox`` is
+    the sandbox (a staging test serves ``run.artifacts()`` like seed_sweep's)."""
+    from tests.integration.workflows.sweep_pr import WORKFLOW, open_pr
+
+    work = tmp_path_factory.mktemp("failed-sweep")
+    sandbox = GitSandbox(work / "github")
+    pr = open_pr(worktree_repo[0], sandbox, work)
+    run = run_in_sandbox(sandbox, WORKFLOW, "pull_request", pr.event, repo_dir=pr.pr.clone,
+                         work=work, act=act_executable, trees=action_trees,
+                         toolcache=python_tool_cache, name="failed",
+                         env={"INFERSWEEP_SIM_ARGS": FAIL_EVERY_REQUEST}, timeout=1500)
+    run.sandbox = sandbox
+    run.collect = None
+    if run.log.results().get("Run Sweep/Build the sweep matrix") == "success":
+        run.collect = run_job_alone(sandbox, run, "collect", "pull_request", pr.event,
+                                    repo_dir=pr.pr.clone, work=work, act=act_executable,
+                                    trees=action_trees, toolcache=python_tool_cache,
+                                    needs=("setup",))
     return run, pr
