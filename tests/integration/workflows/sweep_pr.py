@@ -88,15 +88,7 @@ def open_pr(worktree: Path, sandbox: GitSandbox, work: Path, *,
     commit, publish both as PR #number (act runs from ``work/clone``). ``base_files(source,
     sandbox)``, called once the sandbox serves the pinned repositories, gives more test data
     for the base commit ({path: text}), e.g. :func:`local_slurm_fleet`."""
-    source = work / "source"
-    subprocess.run(["git", "clone", "-q", str(worktree), str(source)], check=True)
-    _init(source)
-    base = repin(source, sandbox)
-    if base_files is not None:
-        base = commit_files(source, base_files(source, sandbox), "test: data for the run")
-    text = (source / "perf-changelog.yaml").read_text()
-    head = commit_files(source, {"perf-changelog.yaml": text.rstrip("\n") + "\n\n" + entry(keys)},
-                        f"perf-changelog: {' '.join(keys)} again")
+    source, base, head = _entry_commits(worktree, sandbox, work, keys, base_files)
     pr = sandbox.pull_request(REPOSITORY, source, work / "clone", base_sha=base, head_sha=head,
                               number=number, head_ref="changelog-entry")
     event = pull_request_event(repository=REPOSITORY, number=number, head_sha=head,
@@ -166,14 +158,16 @@ class SweepPush:
     head_sha: str
 
 
-def _entry_commits(worktree: Path, sandbox: GitSandbox, work: Path, keys) -> tuple[Path, str,
-                                                                                  str]:
-    """What open_pr commits, without the pull request: (source, re-pinned base, head with
-    the entry appended)."""
+def _entry_commits(worktree: Path, sandbox: GitSandbox, work: Path, keys,
+                   base_files=None) -> tuple[Path, str, str]:
+    """In a clone of ``worktree`` under ``work``: (the clone, the re-pinned base with any
+    ``base_files``, the head that appends the entry)."""
     source = work / "source"
     subprocess.run(["git", "clone", "-q", str(worktree), str(source)], check=True)
     _init(source)
     base = repin(source, sandbox)
+    if base_files is not None:
+        base = commit_files(source, base_files(source, sandbox), "test: data for the run")
     text = (source / "perf-changelog.yaml").read_text()
     head = commit_files(source, {"perf-changelog.yaml": text.rstrip("\n") + "\n\n" + entry(keys)},
                         f"perf-changelog: {' '.join(keys)} again")
@@ -346,3 +340,19 @@ def _inlined(job_id: str, caller: dict, repo_dir: Path) -> dict:
             value = {**called["env"], **value}
         job[key] = value
     return job
+
+
+_STEP_OUTPUT = re.compile(r"^\$\{\{\s*steps\.([\w-]+)\.outputs\.([\w-]+)\s*\}\}$")
+
+
+def job_outputs(log, workflow: Path, job_id: str) -> dict[str, str]:
+    """``needs.<job_id>.outputs`` as a run gave them: the job's ``outputs:`` in ``workflow``
+    (each ``${{ steps.<id>.outputs.<name> }}``) read from its steps' outputs in act's log."""
+    declared = load_workflow(workflow)["jobs"][job_id].get("outputs") or {}
+    steps = log.job(job_id).outputs
+    values = {}
+    for name, expr in declared.items():
+        m = _STEP_OUTPUT.match(str(expr).strip())
+        assert m, f"{job_id}.outputs.{name} is not a step output: {expr!r}"
+        values[name] = steps.get(m.group(1), {}).get(m.group(2), "")
+    return values

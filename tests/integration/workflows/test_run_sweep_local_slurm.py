@@ -7,17 +7,24 @@ installs it into its cache and submits the row with the real `srtctl apply` to t
 cluster (scripts/slurm-local-cluster), with the test doubles of tests/integration/slurm/.
 
 Only what the canary needs runs (act's ``-j canary-multi-node`` runs the job with its needs:
-policy, check, setup, the canary): the shards' rows are marked run-eval, and an eval against
-the simulator on this fleet has no answer key, so they could not pass; the local fleet's test
-covers them and collect.
+policy, check, setup, the canary). The shards are left out: one holds the 2P1D row, which the
+fleet's one (1P1D) template does not fit, and both rows carry the GSM8K eval, which the engine
+double (the simulator without an answer key) cannot pass; test_run_sweep.py runs them and
+collect on the local fleet.
 
 The base commit carries the fleet's test data (sweep_pr.local_slurm_fleet): upstream srtctl
 has no ATOM backend, so the local-slurm entry names an upstream SGLang 1P1D template (the one
 tests/integration/slurm/test_launch.py launches) and puts CPython 3.12 on the job's PATH.
 
-Skips like the Slurm tests where the cluster, the srtctl prerequisites or act are absent
-(INFERSWEEP_REQUIRE_SLURM=1 / INFERSWEEP_REQUIRE_ACT=1 make them fail). Measured on 2 cores:
-see the report in docs/launch.md's neighbours, about 6 minutes for the whole run.
+The canary runs at full scale (8k/1k, c=4, 40 requests), as the fleet would run it. Measured
+on 2 cores: act's run 5-6 minutes (the launch step about 4 min 15 s: srt-slurm fetched and
+installed into a cold cache 47-55 s, the Slurm job about 3 min 10 s of which the job's own
+`uv sync` 20 s and the benchmark 2 min 6 s), the module 6 min 40 s alone and 8 min 10 s beside
+another test run, the session's tool cache included.
+
+Skips like the Slurm tests where the cluster or the srtctl prerequisites are absent, and like
+the workflow tests where act is (INFERSWEEP_REQUIRE_SLURM=1 / INFERSWEEP_REQUIRE_ACT=1 make
+them fail).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import zipfile
 
 import pytest
 
@@ -57,7 +65,7 @@ def _ours(cluster) -> dict[str, str]:
             and n.endswith(f"-{RUNNER}")}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: checked before the session's act fixtures
 def cluster():
     found, reason = cluster_or_reason()
     if found is None:
@@ -85,23 +93,34 @@ def canary_run(cluster, act_executable, action_trees, python_tool_cache, worktre
     if "SSL_CERT_FILE" not in env and srtctl_setup.SYSTEM_CA.is_file():
         env["SSL_CERT_FILE"] = str(srtctl_setup.SYSTEM_CA)  # uv does not read pip's setting
     before = set(_ours(cluster))
+    run = None
     try:
+        # -j runs the job with its needs: policy, check, setup, the canary
         run = run_in_sandbox(sandbox, WORKFLOW, "pull_request", pr.event,
                              repo_dir=pr.pr.clone, work=work, act=act_executable,
                              trees=action_trees, toolcache=python_tool_cache,
                              name="local-slurm", jobs="canary-multi-node", fleet="local-slurm",
                              env=env, timeout=1800)
-    finally:  # a job the launcher could not cancel (act stopped at the timeout): by id
-        for job_id in set(_ours(cluster)) - before:
-            cluster.run("scancel", job_id, check=False)
+    finally:
+        if run is None or run.timed_out:  # the launcher may not have cancelled its job: by id
+            for job_id in set(_ours(cluster)) - before:
+                cluster.run("scancel", job_id, check=False)
     return run, pr, work
 
 
 def _manifest(run) -> dict:
+    """The manifest in the canary's artifact (act keeps it as ``<name>/<name>.zip``)."""
     folder = next(p for p in run.artifacts() if p.name == f"bmk_{CANARY}_1")
-    found = sorted(folder.rglob("manifest.json"))
-    assert len(found) == 1, found
-    return json.loads(found[0].read_text())
+    with zipfile.ZipFile(folder / f"{folder.name}.zip") as zf:
+        found = [n for n in zf.namelist() if n.endswith("manifest.json")]
+        assert len(found) == 1, zf.namelist()
+        return json.loads(zf.read(found[0]))
+
+
+def _canary_jobs(run) -> dict:
+    """The called workflow's benchmark job(s) of the canary (the calling job has no result)."""
+    return {k: j for k, j in run.log.jobs.items()
+            if k.startswith("Canary (multi-node)/Benchmark/")}
 
 
 def test_the_canary_runs_through_srtctl_on_slurm_and_passes(canary_run, cluster):
@@ -110,8 +129,7 @@ def test_the_canary_runs_through_srtctl_on_slurm_and_passes(canary_run, cluster)
     results = run.log.results()
     for job, result in JOBS.items():
         assert results.get(job) == result, describe(run)
-    canary_jobs = {k: v for k, v in results.items() if "Canary" in k}
-    assert list(canary_jobs.values()) == ["success"], describe(run)
+    assert [j.result for j in _canary_jobs(run).values()] == ["success"], describe(run)
     setup = run.log.job("setup").step("matrix").outputs
     assert setup["ref"] == pr.head_sha
     assert [e["id"] for e in json.loads(setup["canary-multi-node"])] == [CANARY]
@@ -140,7 +158,8 @@ def test_the_launcher_fetched_srt_slurm_through_the_sandbox(canary_run):
     """The benchmark job's launcher built its cache entry from the sandbox's
     SemiAnalysisAI/srt-slurm (the git rewrite reached the step) at the re-pinned commit."""
     run, _, work = canary_run
-    text = "\n".join(next(j for k, j in run.log.jobs.items() if "Canary" in k).output)
+    (job,) = _canary_jobs(run).values()
+    text = "\n".join(job.output)
     assert f"srt-slurm {UPSTREAM_PIN[:12]}: fetching from https://github.com/" \
            "SemiAnalysisAI/srt-slurm" in text, text[-3000:]
     assert "checked out and installed" in text, text[-3000:]
