@@ -59,3 +59,22 @@ def test_the_executed_run_is_staged_from_its_own_artifacts(
     with tarfile.open(fileobj=io.BytesIO(tar)) as site:
         page = site.extractfile(f"./runs/{ACT_RUN_ID}-1.html").read().decode()
     assert page.count("<tr") >= SEED_POINTS + 1
+
+
+def test_a_run_with_a_failed_point_is_refused_with_the_point_named(
+        failed_sweep, act_executable, action_trees, python_tool_cache, tmp_path):
+    run, pr = failed_sweep
+    assert run.collect is not None and "results_bmk" in artifacts_of(run), describe(run)
+    db = tmp_path / "store.db"
+    with GitHubDouble(repository=pr.pr.repository, token=TOKEN) as gh:
+        serve_run(gh, run, pr)
+        stage = run_stage_results(gh, run.sandbox, pr, tmp_path, act=act_executable,
+                                  trees=action_trees, toolcache=python_tool_cache,
+                                  db_url=f"sqlite:///{db}")
+        assert stage.log.results()["Stage PR results/Stage"] == "failure", describe(stage)
+        (note,) = gh.comments_on(pr.pr.number)
+        body = note["body"]
+    assert "staged [run" not in body, body
+    assert "c=4" in body and "missing" in body, body  # the canary's point, by name
+    with open_store(f"sqlite:///{db}") as store:
+        assert store.staged_runs() == []  # nothing half-written
