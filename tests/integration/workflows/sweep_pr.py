@@ -137,8 +137,10 @@ def local_slurm_fleet(work: Path, python312: Path | None, *, time_limit: str = "
         for role in ("prefill", "decode"):  # the launch tests' rows are 64/16 tokens, ours 8k/1k
             template["backend"]["sglang_config"][role]["context-length"] = \
                 "{{ row.max-model-len }}"
+        # scaled down like the local fleet: the point still crosses srtctl, sbatch, the
+        # job's engines and our client, in seconds instead of minutes of 8k prompts
         fleets = launch_setup.write_fleets(work / "fleets.yaml", python312,
-                                           template=LOCAL_SLURM_TEMPLATE)
+                                           template=LOCAL_SLURM_TEMPLATE, **{"scale-down": 10})
         return {"configs/fleets.yaml": fleets.read_text(),
                 LOCAL_SLURM_TEMPLATE: yaml.safe_dump(template, sort_keys=False)}
 
