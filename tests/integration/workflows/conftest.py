@@ -218,3 +218,14 @@ def failed_sweep(act_executable, action_trees, python_tool_cache, worktree_repo,
                                     trees=action_trees, toolcache=python_tool_cache,
                                     needs=("setup",))
     return run, pr
+
+
+def pytest_collection_modifyitems(items):
+    """An act run (and the session fixture it may build: the tool cache, a whole sweep) takes
+    minutes on 2 cores, longer beside other work: past the suite's 600 s default per test.
+    Each act run has its own, shorter timeout inside (run_act's ``timeout``)."""
+    here = Path(__file__).parent
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here) and \
+                item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(1800))
