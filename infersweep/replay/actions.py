@@ -11,8 +11,6 @@ shows before GitHub runs the workflow.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import re
 import shutil
 import tarfile
@@ -22,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from infersweep.replay.locking import locked
 from infersweep.replay.workflows import (
     FULL_SHA,
     REMOTE,
@@ -74,16 +73,6 @@ class ActionTrees:
                 if pin.split("@", 1)[0].lower() == repository.lower()]
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def unpack_actions(actions_dir: str | Path, cache_dir: str | Path,
                    owner: str = DEFAULT_OWNER) -> ActionTrees:
     """Each tarball of ``actions_dir`` unpacked once into ``cache_dir/<file name>/`` (later
@@ -91,7 +80,7 @@ def unpack_actions(actions_dir: str | Path, cache_dir: str | Path,
     cache_dir = Path(cache_dir).resolve()
     cache_dir.mkdir(parents=True, exist_ok=True)
     result = ActionTrees()
-    with _locked(cache_dir / ".replay-actions.lock"):
+    with locked(cache_dir / ".replay-actions.lock"):
         for ball in tarballs(actions_dir, owner):
             dest = cache_dir / ball.path.name.removesuffix(".tar.gz")
             if not (dest / _DONE).is_file():

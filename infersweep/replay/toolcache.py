@@ -23,14 +23,14 @@ Outside a job (no ``$RUNNER_TEMP``) the launchers run the base itself.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from infersweep.replay.locking import locked
 
 ARCH = "x64"  # what setup-python asks for on an x86-64 runner (os.arch() in Node)
 JOB_ENV_DIR = "replay-python"  # under $RUNNER_TEMP: the job's own environment
@@ -98,7 +98,7 @@ def python_toolcache(root: str | os.PathLike, python: str | os.PathLike | None =
     marker = install_dir.parent / f"{ARCH}.complete"
     cache = PythonToolCache(root, version, install_dir)
     root.mkdir(parents=True, exist_ok=True)
-    with _locked(root / ".replay-toolcache.lock"):
+    with locked(root / ".replay-toolcache.lock"):
         if marker.is_file() and _usable(cache, preinstall):
             return cache
         marker.unlink(missing_ok=True)
@@ -107,16 +107,6 @@ def python_toolcache(root: str | os.PathLike, python: str | os.PathLike | None =
         _build(cache, base, preinstall)
         marker.write_text("")
     return cache
-
-
-@contextlib.contextmanager
-def _locked(path: Path):
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _preinstall_stamp(cache: PythonToolCache) -> Path:

@@ -27,26 +27,32 @@ from tests.integration.workflows.sweep_pr import SEED_POINTS
 pytestmark = pytest.mark.integration
 
 
-def test_the_executed_run_is_staged_from_its_own_artifacts(
-        seed_sweep, act_executable, action_trees, python_tool_cache, tmp_path):
-    run, pr = seed_sweep
-    assert run.ok, describe(run)
-    db = tmp_path / "store.db"
+def _stage_run(sweep, tmp_path, act, trees, toolcache):
+    """`/stage-results 1` on ``sweep``'s pull request: (stage-results' act run, the reply's
+    body, the store's URL)."""
+    run, pr = sweep
+    db_url = f"sqlite:///{tmp_path / 'store.db'}"
     with GitHubDouble(repository=pr.pr.repository, token=TOKEN) as gh:
         serve_run(gh, run, pr)
-        stage = run_stage_results(gh, run.sandbox, pr, tmp_path, act=act_executable,
-                                  trees=action_trees, toolcache=python_tool_cache,
-                                  db_url=f"sqlite:///{db}")
-        assert stage.ok, describe(stage)
-        assert stage.log.results()["Stage PR results/Stage"] == "success", describe(stage)
-        assert stage.log.job("stage").step("stage").outputs.get("staged") == "true"
+        stage = run_stage_results(gh, run.sandbox, pr, tmp_path, act=act, trees=trees,
+                                  toolcache=toolcache, db_url=db_url)
         (note,) = gh.comments_on(pr.pr.number)
-        assert note["edits"] == 1, note  # the acknowledgement, edited to the outcome
-        body = note["body"]
+    assert note["edits"] == 1, note  # the acknowledgement, edited to the outcome
+    return stage, note["body"], db_url
+
+
+def test_the_executed_run_is_staged_from_its_own_artifacts(
+        seed_sweep, act_executable, action_trees, python_tool_cache, tmp_path):
+    assert seed_sweep[0].ok, describe(seed_sweep[0])
+    stage, body, db_url = _stage_run(seed_sweep, tmp_path, act_executable, action_trees,
+                                     python_tool_cache)
+    assert stage.ok, describe(stage)
+    assert stage.log.results()["Stage PR results/Stage"] == "success", describe(stage)
+    assert stage.log.job("stage").step("stage").outputs.get("staged") == "true"
     assert body.startswith(f"@{COMMENTER} staged [run {ACT_RUN_ID}]"), body
     assert f"{SEED_POINTS} point(s), 2 eval(s)" in body, body
     assert f"runs/{ACT_RUN_ID}-1.html" in body, body
-    with open_store(f"sqlite:///{db}") as store:
+    with open_store(db_url) as store:
         (staged,) = store.staged_runs()
     assert staged.run_id == str(ACT_RUN_ID)
     assert len(staged.points) == SEED_POINTS and len(staged.evals) == 2
@@ -63,18 +69,12 @@ def test_the_executed_run_is_staged_from_its_own_artifacts(
 
 def test_a_run_with_a_failed_point_is_refused_with_the_point_named(
         failed_sweep, act_executable, action_trees, python_tool_cache, tmp_path):
-    run, pr = failed_sweep
+    run, _ = failed_sweep
     assert run.collect is not None and "results_bmk" in artifacts_of(run), describe(run)
-    db = tmp_path / "store.db"
-    with GitHubDouble(repository=pr.pr.repository, token=TOKEN) as gh:
-        serve_run(gh, run, pr)
-        stage = run_stage_results(gh, run.sandbox, pr, tmp_path, act=act_executable,
-                                  trees=action_trees, toolcache=python_tool_cache,
-                                  db_url=f"sqlite:///{db}")
-        assert stage.log.results()["Stage PR results/Stage"] == "failure", describe(stage)
-        (note,) = gh.comments_on(pr.pr.number)
-        body = note["body"]
+    stage, body, db_url = _stage_run(failed_sweep, tmp_path, act_executable, action_trees,
+                                     python_tool_cache)
+    assert stage.log.results()["Stage PR results/Stage"] == "failure", describe(stage)
     assert "staged [run" not in body, body
     assert "c=4" in body and "missing" in body, body  # the canary's point, by name
-    with open_store(f"sqlite:///{db}") as store:
+    with open_store(db_url) as store:
         assert store.staged_runs() == []  # nothing half-written
