@@ -21,6 +21,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 URL_ENV = "INFERSWEEP_DB_URL"
 DEFAULT_PATH = Path("results") / "infersweep.db"
 CONNECT_TIMEOUT_S = 5
+WRITE = "infersweep_write"  # execution option of a transaction that writes (see writer())
 _URL_HINT = ("use sqlite:///PATH (or a plain file path) or "
              "postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE")
 
@@ -61,7 +62,7 @@ def resolve(url: str | None, origin: str = "--db") -> Target:
             return Target(make_url(f"sqlite:///{DEFAULT_PATH.as_posix()}"), "default")
     url = url.strip()
     if "://" not in url:
-        return Target(URL.create("sqlite", database=url), origin)
+        return _file_backed(Target(URL.create("sqlite", database=url), origin))
     try:
         parsed = make_url(url)
     except (sa.exc.ArgumentError, ValueError) as exc:
@@ -83,7 +84,20 @@ def resolve(url: str | None, origin: str = "--db") -> Target:
     else:
         raise _bad(origin, f"unsupported database {parsed.drivername!r}: the store runs on "
                            "SQLite or PostgreSQL")
-    return Target(parsed, origin)
+    return _file_backed(Target(parsed, origin))
+
+
+def _file_backed(target: Target) -> Target:
+    """Refuse an in-memory SQLite database: each connection gets a new, empty one, so a
+    store there would say it staged a run and keep nothing."""
+    db = target.url.database or ""
+    if target.dialect == "sqlite" and (db == ":memory:" or db.startswith("file::memory:")
+                                       or target.url.query.get("mode") == "memory"):
+        raise _bad(target.origin, "an in-memory SQLite database keeps nothing once its "
+                                  "connection closes: the store would say it staged a run and "
+                                  "hold none of it",
+                   "name a file, e.g. sqlite:///results/infersweep.db")
+    return target
 
 
 def _sqlite_transactions(engine: sa.Engine) -> None:
@@ -100,11 +114,21 @@ def _sqlite_transactions(engine: sa.Engine) -> None:
 
     @sa.event.listens_for(engine, "begin")
     def _begin(conn):
-        conn.exec_driver_sql("BEGIN")
+        # A write takes the write lock first: two deferred transactions that both read and
+        # then write deadlock, and SQLite fails one at once ("database is locked") instead of
+        # letting it wait out busy_timeout (two first ingests into a new file, say).
+        write = conn.get_execution_options().get(WRITE)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
 def _dumps(value) -> str:
     return orjson.dumps(value).decode()
+
+
+def writer(engine: sa.Engine) -> sa.Engine:
+    """``engine`` for transactions that write: on SQLite they begin IMMEDIATE, so concurrent
+    writers queue on busy_timeout instead of failing."""
+    return engine.execution_options(**{WRITE: True})
 
 
 def engine_for(target: Target) -> sa.Engine:

@@ -169,7 +169,7 @@ class Store:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with self.engine.begin() as conn:
+            with connect.writer(self.engine).begin() as conn:
                 command.upgrade(_alembic(conn), "head")
         except sa.exc.DBAPIError as exc:
             raise self._db_error("migrating the store", exc) from None
@@ -253,7 +253,7 @@ class Store:
         self._require_current()
         summary = IngestSummary(run.run_id, run.attempt)
         try:
-            with self.engine.begin() as conn:
+            with connect.writer(self.engine).begin() as conn:
                 self._write(conn, values, points, evals, summary)
         except sa.exc.DBAPIError as exc:
             raise self._db_error(f"ingesting run {run.run_id} attempt {run.attempt}",
@@ -349,7 +349,7 @@ class Store:
             raise InputError([Diagnostic("staging event", 0, 0, p, rule="store-event")
                               for p in problems])
         try:
-            with self.engine.begin() as conn:
+            with connect.writer(self.engine).begin() as conn:
                 return conn.execute(sa.insert(staging_events).values(
                     run_id=run_id, attempt=attempt, actor=actor, outcome=outcome,
                     detail=detail, comment_url=comment_url, at=now_text())

@@ -160,3 +160,30 @@ def test_a_database_failing_mid_ingest_exits_1_with_nothing_written_then_reruns(
     done = infersweep("store", "ingest", seed_sweep, "--db", store_url)
     assert done.returncode == 0, done.stderr
     assert "11 point(s) inserted" in done.stdout
+
+
+@pytest.mark.parametrize("url", ["sqlite:///:memory:", ":memory:",
+                                 "sqlite:///file::memory:?cache=shared"])
+def test_an_in_memory_store_is_refused_before_it_claims_to_stage(url, seed_sweep):
+    done = infersweep("store", "ingest", seed_sweep, "--db", url)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "[store-url] an in-memory SQLite database keeps nothing" in done.stderr
+    assert "inserted" not in done.stdout + done.stderr
+
+
+def test_two_first_ingests_into_a_new_sqlite_file_both_succeed(seed_sweep, tmp_path):
+    """The migration waits for the other writer as ingest does (BEGIN IMMEDIATE), instead of
+    one of them failing with "database is locked"."""
+    for i in range(3):
+        db = tmp_path / f"store{i}.db"
+        env = {**os.environ, "INFERSWEEP_DB_URL": f"sqlite:///{db}"}
+        env.pop("GITHUB_STEP_SUMMARY", None)
+        procs = [subprocess.Popen([sys.executable, "-m", "infersweep", "store", "ingest",
+                                   str(seed_sweep)], cwd=REPO, env=env, text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], outs
+        with open_store(f"sqlite:///{db}") as store:
+            (run,) = store.staged_runs()
+        assert len(run.points) == 11
