@@ -9,6 +9,7 @@ PostgreSQL goes through psycopg 3 (``postgresql+psycopg://``; ``postgresql://`` 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,12 +133,23 @@ def writer(engine: sa.Engine) -> sa.Engine:
 
 
 def engine_for(target: Target) -> sa.Engine:
+    """The engine; a URL option the driver cannot take (``?timeout=abc``) or would silently
+    ignore (``sqlite:///x.db?mode=ro`` without ``uri=true``) is a located error, not a
+    traceback or a warning that the option did nothing."""
     kwargs = {"json_serializer": _dumps, "json_deserializer": orjson.loads}
-    if target.dialect == "postgresql":
-        engine = sa.create_engine(target.url, pool_pre_ping=True,
-                                  connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, **kwargs)
-    else:
-        engine = sa.create_engine(target.url, **kwargs)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", sa.exc.SAWarning)
+            if target.dialect == "postgresql":
+                engine = sa.create_engine(
+                    target.url, pool_pre_ping=True,
+                    connect_args={"connect_timeout": CONNECT_TIMEOUT_S}, **kwargs)
+            else:
+                engine = sa.create_engine(target.url, **kwargs)
+    except (sa.exc.SAWarning, sa.exc.ArgumentError, ValueError, TypeError) as exc:
+        raise _bad(target.origin, f"the URL's options are not valid: {_first_line(exc)}",
+                   "remove or fix the options after '?' of the URL") from None
+    if target.dialect == "sqlite":
         _sqlite_transactions(engine)
     return engine
 

@@ -187,3 +187,15 @@ def test_two_first_ingests_into_a_new_sqlite_file_both_succeed(seed_sweep, tmp_p
         with open_store(f"sqlite:///{db}") as store:
             (run,) = store.staged_runs()
         assert len(run.points) == 11
+
+
+@pytest.mark.parametrize(("url", "says"), [
+    ("sqlite+pysqlite:///{tmp}/a.db?timeout=abc", "could not convert string to float: 'abc'"),
+    ("sqlite:///{tmp}/a.db?mode=ro", "'mode' are not accepted by the pysqlite driver"),
+])
+def test_a_url_option_the_driver_cannot_take_is_a_located_error(url, says, tmp_path):
+    done = infersweep("store", "list", "--db", url.format(tmp=tmp_path))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr
+    assert "[store-url] the URL's options are not valid" in done.stderr and says in done.stderr
+    assert not (tmp_path / "a.db").exists()
