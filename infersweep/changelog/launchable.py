@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infersweep.changelog.buckets import recipe_fingerprint
+from infersweep.config.catalog import default_runner_file, load_runners
 from infersweep.diagnostics import InputError
 from infersweep.launch.deadline import job_timeout_minutes
 from infersweep.launch.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
 from infersweep.recipe.render import render_row
-from infersweep.yamldoc import load_yaml
 
-RUNNERS_PATH = Path("configs", "runners.yaml")
 EVAL_ALONE = ("an eval with no throughput row in this sweep to run after cannot be launched "
               "on its own yet")
 
@@ -41,14 +40,13 @@ class Launchable:
 
 def fleets_by_label(repo: Path) -> dict[str, list[Fleet]]:
     """Runner label -> the fleets of the runners carrying it (configs/runners.yaml)."""
-    fleets_file, runners_file = repo / FLEETS_PATH, repo / RUNNERS_PATH
+    fleets_file, runners_file = repo / FLEETS_PATH, default_runner_file(repo)
     if not fleets_file.is_file() or not runners_file.is_file():
         return {}
     fleets = load_fleets(fleets_file)
-    labels = load_yaml(runners_file).data.get("labels") or {}
     return {label: [fleets[f] for f in sorted({fleet_name(r) for r in runners or []})
                     if f in fleets]
-            for label, runners in labels.items()}
+            for label, runners in load_runners(runners_file).labels.items()}
 
 
 def split(outputs: dict[str, list[dict]], repo: Path) -> Launchable:

@@ -83,13 +83,10 @@ def _repository_name(repo: Path) -> str:
 def catalog_labels(repo: Path) -> list[str]:
     """Every runner label of the repository's runners file: the labels a matrix row's
     benchmark job runs on, which no workflow names literally (they come from the rows)."""
-    from infersweep.yamldoc import load_yaml
+    from infersweep.config.catalog import default_runner_file, load_runners
 
-    path = repo / "configs" / "runners.yaml"
-    if not path.is_file():
-        return []
-    labels = (load_yaml(path).data or {}).get("labels") or {}
-    return [str(label) for label in labels]
+    path = default_runner_file(repo)
+    return list(load_runners(path).labels) if path.is_file() else []
 
 
 @click.command("replay")

@@ -163,10 +163,11 @@ def _matrix_rows(path: Path) -> list[dict]:
     rows = data.get("rows") if isinstance(data, dict) else data
     if isinstance(rows, dict):
         rows = list(rows.values())
-        # rows the sweep asked for that no job could launch: still expected, so missing
+        # rows the sweep asked for that no job could launch: still expected, so missing; an
+        # entry that is not {"row": ..., "reason": ...} fails the check below like a bad row
         not_run = data.get(NOT_RUN) or {}
-        rows += [e.get("row") for e in not_run.values() if isinstance(e, dict)] \
-            if isinstance(not_run, dict) else [None]
+        entries = list(not_run.values()) if isinstance(not_run, dict) else [not_run]
+        rows += [e.get("row") if isinstance(e, dict) else e for e in entries]
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise InputError(Diagnostic(str(path), 0, 0, "not a matrix: expected a list of rows or "
                                     '{"rows": {...}}', "pass the JSON `infersweep matrix` "
