@@ -32,7 +32,7 @@ COMMANDS: dict[str, str] = {
     "results": "infersweep.results.commands:results",
     "eval": "infersweep.evals.commands:eval_group",
     "stage": "infersweep.stage.stagecmd:stage",
-    "store": "infersweep.stage.commands:store",
+    "store": "infersweep.store.commands:store",
     "report": "infersweep.report.commands:report",
     "replay": "infersweep.replay.commands:replay",
 }

@@ -29,9 +29,9 @@ import sqlalchemy as sa
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from infersweep.stage.store import RunInfo, load_run_dir, open_store  # noqa: E402
-from infersweep.stage.store.store import point_params  # noqa: E402
-from infersweep.stage.store.tables import configs, points  # noqa: E402
+from infersweep.store import RunInfo, load_run_dir, open_store  # noqa: E402
+from infersweep.store.store import point_params  # noqa: E402
+from infersweep.store.tables import configs, points  # noqa: E402
 from tests import pg  # noqa: E402
 from tests.unit.stage.store_data import many_points_folder  # noqa: E402
 

@@ -9,7 +9,7 @@ import click
 
 from infersweep.evals.thresholds import DEFAULT_PATH
 from infersweep.report.fromstore import load_limits
-from infersweep.stage.commands import db_option
+from infersweep.store.commands import db_option
 
 
 @click.group()
@@ -18,7 +18,7 @@ def report():
 
 
 def _store_runs(url: str | None) -> list:
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
 
     with open_store(url) as store:
         return list(store.staged_runs())
@@ -28,7 +28,7 @@ def _store_runs(url: str | None) -> list:
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="The site folder (replaced whole when the build succeeds; created if new).")
 @db_option("With --from-run, the store is read only when --db or $INFERSWEEP_DB_URL is "
-           "set.", dest="db_url")
+           "set.")
 @click.option("--from-run", "from_runs", multiple=True, type=click.Path(path_type=Path),
               help="A run to include without a store: a `sweep run` output folder, a "
                    "downloaded results artifact (aggregate/results.json) or an aggregate "
@@ -38,7 +38,7 @@ def _store_runs(url: str | None) -> list:
                    "exists, else evals are shown unjudged].")
 @click.option("--title", default="infersweep results", show_default=True,
               help="The site's title.")
-def build(out, db_url, from_runs, threshold_file, title):
+def build(out, db, from_runs, threshold_file, title):
     """Render the report: an index, a page per config (throughput per GPU against
     interactivity with each run's Pareto frontier, every point, evals against thresholds)
     and a page per staged run at runs/<run id>-<attempt>.html.
@@ -47,14 +47,14 @@ def build(out, db_url, from_runs, threshold_file, title):
     temporary folder beside --out and swapped in, so a failed build leaves the old site."""
     from infersweep import report as reportmod
     from infersweep.report import fromrun, output
-    from infersweep.stage.store.connect import URL_ENV
+    from infersweep.store.connect import URL_ENV
 
     output.check_out(out)  # before any work
     limits = load_limits(threshold_file, warn=lambda w: click.echo(f"warning: {w}", err=True))
     runs = [fromrun.load(p) for p in from_runs]
-    db_url = db_url or os.environ.get(URL_ENV) or None
-    if db_url is not None or not from_runs:
-        runs += _store_runs(db_url)
+    db = db or os.environ.get(URL_ENV) or None
+    if db is not None or not from_runs:
+        runs += _store_runs(db)
     summary = reportmod.build(runs, out, thresholds=limits, title=title)
     points = sum(c.points for c in summary.charts)
     click.echo(f"{len(summary.pages)} page(s), {len(summary.charts)} chart(s), {points} "

@@ -2,7 +2,7 @@
 
 ``DIR`` may be a local `sweep run` output folder or a run's downloaded artifacts
 (``aggregate/results.json``, ``aggregate/evals.json``, the changelog metadata), read by the
-store's own reader (``infersweep.stage.store.rundir``) so both see the same run, or an
+store's own reader (``infersweep.store.rundir``) so both see the same run, or an
 aggregate file itself (with ``evals.json`` and the changelog metadata beside it).
 """
 
@@ -17,7 +17,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
 from infersweep.results import collect as collecting
 from infersweep.results.sources import load_json
-from infersweep.stage.model import StagedRun
+from infersweep.store.model import StagedRun
 
 AGGREGATE = Path("aggregate", "results.json")
 EVALS = "evals.json"
@@ -89,7 +89,7 @@ def _from_aggregate_file(agg_file: Path) -> StagedRun:
 
 def _from_folder(folder: Path) -> StagedRun:
     """Read as ``store ingest`` reads it (the same layouts, the same checks)."""
-    from infersweep.stage.store.rundir import read_run_dir
+    from infersweep.store.rundir import read_run_dir
 
     d = read_run_dir(folder)
     for w in d.warnings:

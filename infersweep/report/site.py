@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from infersweep.report import charts as chartmod
 from infersweep.report import output, pareto, views
-from infersweep.stage.model import StagedRun
+from infersweep.store.model import StagedRun
 
 DEFAULT_TITLE = "infersweep results"
 PLOTLY_JS = "plotly.min.js"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from infersweep.diagnostics import InputError
 from infersweep.evals import thresholds as thresholdmod
 from infersweep.report import pareto
-from infersweep.stage.model import StagedRun
+from infersweep.store.model import StagedRun
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 

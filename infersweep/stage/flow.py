@@ -28,7 +28,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infersweep import report
+from infersweep import store as storemod
 from infersweep.diagnostics import InputError
+from infersweep.report.fromstore import rebuild
+from infersweep.results import compare
 from infersweep.stage import artifacts as arts
 from infersweep.stage import authorize, comment, gates, runs
 from infersweep.stage.github import GitHub, GitHubError
@@ -68,7 +72,7 @@ class Settings:
     repository: str
     site_url: str | None = None       # where the report is published (GitHub Pages)
     site_dir: Path = Path("site")     # where the report is built
-    db_url: str | None = None         # None: INFERSWEEP_DB_URL, else the default SQLite file
+    db: str | None = None             # None: INFERSWEEP_DB_URL, else the default SQLite file
     thresholds: Path = Path("configs", "eval-thresholds.yaml")
     workdir: Path | None = None       # where artifacts are unpacked (default: a temp folder)
     limits: arts.Limits = field(default_factory=arts.Limits)
@@ -140,9 +144,7 @@ class Backend:
 
     def store(self):
         if self._store is None:
-            from infersweep.stage.store import open_store
-
-            self._store = open_store(self.settings.db_url)
+            self._store = storemod.open_store(self.settings.db)
         return self._store
 
     def record(self, outcome: Outcome, req: Request, comment_url: str | None) -> None:
@@ -159,8 +161,6 @@ class Backend:
     def stage(self, cand: runs.Candidate, run_dir: Path, pr_number: int) -> dict:
         """Ingest (one transaction), compare, rebuild the report; what the reply shows.
         Anything failing after the ingest committed raises :class:`AfterIngest`."""
-        from infersweep.stage import store as storemod
-
         points, evals, changelog = storemod.load_run_dir(run_dir)
         run = cand.run
         info = storemod.RunInfo(
@@ -181,8 +181,6 @@ class Backend:
 
     def comparison(self, run_id: str, points: list[dict]) -> str:
         """Per config, a `results compare` table against the newest other staged run."""
-        from infersweep.results import compare
-
         store = self.store()
         limits = {m: d for m, (_, _, d) in compare.METRICS.items()}
         parts = []
@@ -204,9 +202,6 @@ class Backend:
     def report(self, run_id: str, attempt: int) -> str:
         """Rebuild the whole site from the store; the staged run's page, as a link under
         the site URL when there is one."""
-        from infersweep import report
-        from infersweep.report.fromstore import rebuild
-
         thresholds = Path(self.settings.thresholds)
         staged, _ = rebuild(self.store(), self.settings.site_dir,
                             thresholds_file=thresholds if thresholds.is_file() else None)

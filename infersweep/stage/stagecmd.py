@@ -12,6 +12,7 @@ from infersweep import ghactions
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.evals.thresholds import DEFAULT_PATH
 from infersweep.stage.flow import SITE_URL_ENV
+from infersweep.store.commands import db_option
 
 TOKEN_ENV = "GITHUB_TOKEN"
 
@@ -72,9 +73,7 @@ def _check_url(value: str, what: str) -> str:
                    f"the run's page under it [default: ${SITE_URL_ENV}].")
 @click.option("--site-dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("site"), show_default=True, help="Where the report is rebuilt.")
-@click.option("--db-url", envvar="INFERSWEEP_DB_URL", default=None,
-              help="The results store [default: $INFERSWEEP_DB_URL, else the SQLite file "
-                   "results/infersweep.db].")
+@db_option()
 @click.option("--thresholds", type=click.Path(dir_okay=False, path_type=Path),
               default=Path(DEFAULT_PATH), show_default=True,
               help="Eval thresholds of the eval gate (the trusted checkout's).")
@@ -83,7 +82,7 @@ def _check_url(value: str, what: str) -> str:
                    "folder, removed afterwards].")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append the outcome here [default: $GITHUB_STEP_SUMMARY].")
-def stage(event_file, event_name, repository, api_url, site_url, site_dir, db_url, thresholds,
+def stage(event_file, event_name, repository, api_url, site_url, site_dir, db, thresholds,
           workdir, step_summary):
     """Answer a `/stage-results [<run-id>]` pull-request comment.
 
@@ -107,7 +106,7 @@ def stage(event_file, event_name, repository, api_url, site_url, site_dir, db_ur
         _check_url(site_url, "--site-url")
     token = os.environ.get(TOKEN_ENV) or None
     settings = flow.Settings(repository=repository, site_url=site_url, site_dir=site_dir,
-                             db_url=db_url, thresholds=thresholds, workdir=workdir)
+                             db=db, thresholds=thresholds, workdir=workdir)
     if flow.comment.parse(req.body).kind == flow.comment.IGNORE:
         click.echo("the comment is not /stage-results: nothing to do")
         return

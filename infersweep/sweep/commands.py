@@ -19,7 +19,7 @@ from infersweep.matrix.commands import (
     test_config_selection,
 )
 from infersweep.matrix.generate import generate_keyed
-from infersweep.stage.commands import db_option
+from infersweep.store.commands import db_option
 
 EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
@@ -111,11 +111,11 @@ def sweep():
               help="When the run is stageable, stage it into the results store (as `store "
                    "ingest` does) and rebuild the report from the store (as `report build` "
                    "does).")
-@db_option("Used with --stage.", dest="db_url")
+@db_option("Used with --stage.")
 @click.option("--site", type=click.Path(path_type=Path), default=Path("results", "site"),
               show_default=True, help="With --stage: the report's folder.")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
-            repo, eval_accuracy, eval_stall_rate, eval_data, stage, db_url, site, **selection):
+            repo, eval_accuracy, eval_stall_rate, eval_data, stage, db, site, **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
     Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
@@ -192,19 +192,19 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
             click.echo("not staged: the run is not stageable", err=True)
         sys.exit(1)
     if stage:
-        _stage(out, db_url, site, repo)
+        _stage(out, db, site, repo)
 
 
-def _stage(out: Path, db_url: str | None, site: Path, repo: Path) -> None:
+def _stage(out: Path, db: str | None, site: Path, repo: Path) -> None:
     """The run into the store, then the report of every staged run from the store."""
     from infersweep.report import run_page_path
     from infersweep.report.fromstore import rebuild
-    from infersweep.stage.local import stage_folder
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
+    from infersweep.store.ingest import ingest_folder
     from infersweep.sweep.gate import THRESHOLDS
 
-    with open_store(db_url) as store:
-        staged = stage_folder(store, out, echo=lambda line: click.echo(line, err=True))
+    with open_store(db) as store:
+        staged = ingest_folder(store, out, echo=lambda line: click.echo(line, err=True))
         click.echo(f"staged {staged.summary.line} into {staged.store}")
         runs, _ = rebuild(store, site, thresholds_file=repo / THRESHOLDS)
     run = next(r for r in runs if (r.run_id, r.attempt) == (staged.summary.run_id,

@@ -148,7 +148,7 @@ def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_p
 
 
 def test_a_staged_sweep_lands_in_the_store_and_the_report(tmp_path):
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
 
     db, site = tmp_path / "store.db", tmp_path / "site"
     runs = []

@@ -2,4 +2,4 @@
 and a database of its own on a real PostgreSQL (skipped without one, unless
 INFERSWEEP_REQUIRE_POSTGRES=1)."""
 
-from tests.integration.stage.conftest import pg_server, pg_url, store_url  # noqa: F401
+from tests.integration.store.conftest import pg_server, pg_url, store_url  # noqa: F401

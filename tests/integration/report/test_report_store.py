@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infersweep.report import build, fromrun
-from infersweep.stage.store import open_store
+from infersweep.store import open_store
 from tests import browser, reportruns
 
 pytestmark = pytest.mark.integration

@@ -156,7 +156,7 @@ def stage(run_cli, gh: GitHubDouble, tmp: Path, body: str, *, login: str = "maya
     return run_cli("stage", "--event", path, "--event-name", "issue_comment",
                    "--repository", gh.state.repository, "--api-url", gh.url,
                    "--site-url", "https://octo-org.github.io/infersweep",
-                   "--site-dir", tmp / "site", "--db-url", f"sqlite:///{tmp / 'store.db'}",
+                   "--site-dir", tmp / "site", "--db", f"sqlite:///{tmp / 'store.db'}",
                    "--thresholds", resultsrun_repo() / "configs" / "eval-thresholds.yaml",
                    "--step-summary", tmp / "summary.md", *extra)
 

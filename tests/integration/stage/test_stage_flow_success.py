@@ -9,7 +9,7 @@ import copy
 
 import pytest
 
-from infersweep.stage.store import open_store
+from infersweep.store import open_store
 from tests import browser, resultsrun
 from tests.integration.stage import stagerun as sr
 
@@ -23,7 +23,7 @@ SECOND = 33825309999
 
 def _stage(run_cli, gh, tmp_path, body, store_url, **kw):
     code, out, err = sr.stage(run_cli, gh, tmp_path, body,
-                              extra=("--db-url", store_url), **kw)
+                              extra=("--db", store_url), **kw)
     assert "Traceback" not in out + err
     return code, out, err
 

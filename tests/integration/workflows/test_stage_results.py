@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 
-from infersweep.stage.store import open_store
+from infersweep.store import open_store
 from tests.ghdouble import GitHubDouble
 from tests.integration.workflows.conftest import describe
 from tests.integration.workflows.staging import (

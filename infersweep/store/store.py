@@ -24,11 +24,11 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.dialects import postgresql, sqlite
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.stage.model import StagedRun
-from infersweep.stage.store import checks, connect
-from infersweep.stage.store.tables import configs, evals, points, runs, staging_events
+from infersweep.store import checks, connect
+from infersweep.store.model import StagedRun
+from infersweep.store.tables import configs, evals, points, runs, staging_events
 
-MIGRATIONS = "infersweep.stage.store:migrations"
+MIGRATIONS = "infersweep.store:migrations"
 SOURCES = ("github", "local")
 POINT_KEY = ("config_key", "recipe_name", "isl", "osl", "scale_down", "conc")
 # indexed point columns filled from the row's field of the same name

@@ -12,10 +12,10 @@ Public API::
     points, evals, changelog = load_run_dir(path)
 """
 
-from infersweep.stage.model import StagedRun
-from infersweep.stage.store.connect import DEFAULT_PATH, URL_ENV
-from infersweep.stage.store.rundir import load_run_dir, read_run_dir
-from infersweep.stage.store.store import IngestSummary, RunInfo, Store, open_store
+from infersweep.store.connect import DEFAULT_PATH, URL_ENV
+from infersweep.store.model import StagedRun
+from infersweep.store.rundir import load_run_dir, read_run_dir
+from infersweep.store.store import IngestSummary, RunInfo, Store, open_store
 
 __all__ = ["DEFAULT_PATH", "URL_ENV", "IngestSummary", "RunInfo", "StagedRun", "Store",
            "load_run_dir", "open_store", "read_run_dir"]

@@ -12,10 +12,10 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from infersweep.diagnostics import InputError
-from infersweep.stage.store import RunInfo, load_run_dir, open_store
-from infersweep.stage.store.connect import resolve
-from infersweep.stage.store.tables import metadata
-from tests.unit.stage.store_data import DISAGG, SINGLE, sweep_folder
+from infersweep.store import RunInfo, load_run_dir, open_store
+from infersweep.store.connect import resolve
+from infersweep.store.tables import metadata
+from tests.unit.store.store_data import DISAGG, SINGLE, sweep_folder
 
 
 @pytest.fixture
@@ -197,7 +197,7 @@ def test_a_new_store_is_created_by_its_first_ingest_and_nothing_else(url, rows):
 
 
 def test_a_store_behind_the_code_says_to_migrate(url, rows, monkeypatch):
-    from infersweep.stage.store import store as store_module
+    from infersweep.store import store as store_module
 
     with open_store(url) as s:
         s.migrate()
@@ -260,7 +260,7 @@ def test_the_migrations_ship_as_package_data():
     globs = tomllib.loads((root.parent / "pyproject.toml").read_text())[
         "tool"]["setuptools"]["package-data"]["infersweep"]
     files = [p.relative_to(root).as_posix()
-             for p in (root / "stage" / "store" / "migrations").rglob("*")
+             for p in (root / "store" / "migrations").rglob("*")
              if p.is_file() and "__pycache__" not in p.parts]
-    assert "stage/store/migrations/versions/0001_initial.py" in files
+    assert "store/migrations/versions/0001_initial.py" in files
     assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from infersweep.stage.store.tables import metadata
+from infersweep.store.tables import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=metadata,

@@ -1,6 +1,6 @@
 """What the results store hands to the report: staged runs with their points and evals.
 
-The store (``infersweep.stage.store``) writes and reads these; the report
+The store (``infersweep.store``) writes and reads these; the report
 (``infersweep.report``) only reads them, so it can be built from a store or straight from a
 run's aggregates. Points are rows of ``schemas/results-row.schema.json`` (what ``results
 collect`` writes, every field kept); evals are rows of ``eval collect``.

@@ -11,8 +11,8 @@ import pytest
 
 from infersweep.diagnostics import InputError
 from infersweep.results import collect
-from infersweep.stage.store import load_run_dir, read_run_dir
-from tests.unit.stage.store_data import sweep_folder
+from infersweep.store import load_run_dir, read_run_dir
+from tests.unit.store.store_data import sweep_folder
 
 CHANGELOG = {"base_ref": "main", "head_ref": "abc", "entries": []}
 

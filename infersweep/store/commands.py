@@ -29,7 +29,7 @@ def store():
 @db_option()
 def migrate(db):
     """Create the store's tables, or bring them to this version's schema."""
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
 
     with open_store(db) as s:
         before = s.revision
@@ -70,13 +70,13 @@ def ingest(folder, db, run_id, attempt, step_summary):
     against their schema first; on any error nothing is written. Staging the same run id
     and attempt again updates its rows in place and leaves other runs untouched.
     """
-    from infersweep.stage.local import stage_folder
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
+    from infersweep.store.ingest import ingest_folder
 
     ghactions.check_targets({"--step-summary": step_summary})
     click.echo(f"reading {folder}", err=True)
     with open_store(db) as s:
-        staged = stage_folder(s, folder, run_id=run_id, attempt=attempt,
+        staged = ingest_folder(s, folder, run_id=run_id, attempt=attempt,
                               echo=lambda line: click.echo(line, err=True))
     if staged.created:
         click.echo(f"store {staged.store}: new, schema created at revision {staged.created}",
@@ -96,7 +96,7 @@ def list_runs(db, fmt):
     """The staged runs, oldest staging first, with their point and eval counts."""
     from tabulate import tabulate
 
-    from infersweep.stage.store import open_store
+    from infersweep.store import open_store
 
     with open_store(db) as s:
         runs = s.overview()

@@ -1,4 +1,4 @@
-"""Staging a run folder without GitHub: `store ingest`, and `sweep run --stage`.
+"""Ingesting a run folder without GitHub: `store ingest`, and `sweep run --stage`.
 
 The folder is read as ``store ingest`` documents (a `sweep run` output folder or a run's
 downloaded artifacts); the run's id and attempt come from its rows unless given.
@@ -20,11 +20,11 @@ class Staged:
     created: str | None = None  # the revision of a schema this call created
 
 
-def stage_folder(store, folder, *, run_id: str | None = None, attempt: int | None = None,
+def ingest_folder(store, folder, *, run_id: str | None = None, attempt: int | None = None,
                  echo=lambda line: None) -> Staged:
     """Ingest the run in ``folder`` into ``store`` (an open Store) in one transaction,
     creating the store's schema first when the store is new."""
-    from infersweep.stage.store import RunInfo, read_run_dir
+    from infersweep.store import RunInfo, read_run_dir
 
     d = read_run_dir(folder)
     for w in d.warnings:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.stage.store import load_run_dir, open_store
+from infersweep.store import load_run_dir, open_store
 from tests.gitrepo import APPENDED_ENTRY, GitRepo, frozen_base_files
 
 pytestmark = pytest.mark.integration
@@ -142,7 +142,7 @@ def test_an_unreachable_postgresql_names_host_port_and_what_to_check(tmp_path, s
 
 def test_a_database_failing_mid_ingest_exits_1_with_nothing_written_then_reruns(
         seed_sweep, store_url):
-    from tests.integration.stage.test_store_backends import (
+    from tests.integration.store.test_store_backends import (
         _drop_trigger,
         _trigger_failing_on_conc,
     )

@@ -13,8 +13,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from infersweep.diagnostics import InputError
-from infersweep.stage.store import RunInfo, load_run_dir, open_store
-from infersweep.stage.store.tables import metadata
+from infersweep.store import RunInfo, load_run_dir, open_store
+from infersweep.store.tables import metadata
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +56,7 @@ def test_the_migration_matches_the_tables_on_both(store):
 def test_the_migration_downgrades_and_upgrades_again(store):
     from alembic import command
 
-    from infersweep.stage.store.store import _alembic
+    from infersweep.store.store import _alembic
 
     with store.engine.begin() as conn:
         command.downgrade(_alembic(conn), "base")
