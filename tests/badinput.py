@@ -19,8 +19,10 @@ A corpus file is a list of cases::
                                       #   (default: none at all, so no partial file is left)
 
 ``{dir}`` in ``args``, ``env`` and ``files`` is replaced by the case's folder, ``{repo}`` by the
-repository root and ``{shared}`` by the reference data folder beside it (a case that names
-``{shared}`` is skipped where that folder is absent).
+repository as it is but with the frozen catalog and changelog (tests/data/catalog,
+tests/data/changelog-base) in place of the live ones, so adding a config cannot change a case,
+and ``{shared}`` by the reference data folder beside it (a case that names ``{shared}`` is
+skipped where that folder is absent).
 
 Every case asserts: the exit code, the message fragment, no ``Traceback`` in the output, no
 exception escaping ``main`` (in-process), and no file left behind except those it declares;
@@ -36,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from tests.livecatalog import frozen_checkout
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -80,7 +84,8 @@ def load_cases() -> list[Case]:
 
 
 def _subst(text: str, folder: Path) -> str:
-    return (text.replace("{dir}", str(folder)).replace("{repo}", str(REPO))
+    repo = str(frozen_checkout()) if "{repo}" in text else ""
+    return (text.replace("{dir}", str(folder)).replace("{repo}", repo)
             .replace("{shared}", str(SHARED)))
 
 

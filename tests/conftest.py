@@ -8,10 +8,44 @@ from pathlib import Path
 import pytest
 
 from infersweep.cli import main
+from tests import livecatalog
+from tests.livecatalog import pytest_runtest_protocol  # noqa: F401 - the guard's hook
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 INFERENCEX = SHARED / "reference" / "inferencex"
+# the frozen catalog: tests assert rows and counts on these, never on the live configs/ files
+# (a config pull request changes those; tests/livecatalog.py keeps tests off them)
+FROZEN_MASTER = REPO / "tests" / "data" / "catalog" / "amd-master.yaml"
+FROZEN_RUNNERS = REPO / "tests" / "data" / "catalog" / "runners.yaml"
+
+
+# the test harness's own settings (.ci/run, the local Slurm and PostgreSQL scripts): kept
+HARNESS = ("INFERSWEEP_REQUIRE_", "INFERSWEEP_TEST_", "INFERSWEEP_SLURM_", "INFERSWEEP_PG_DIR")
+USER_PREFIXES = ("INFERSWEEP_", "GITHUB_")
+USER_NAMES = ("OPENAI_API_KEY",)
+
+
+def user_variables(environ) -> list[str]:
+    """The user's settings the tools read (a store, a token, GitHub's runner variables), which
+    no test may see: the suite must not read or write the user's store, or post anywhere."""
+    return sorted(k for k in environ
+                  if (k.startswith(USER_PREFIXES) or k in USER_NAMES)
+                  and not k.startswith(HARNESS))
+
+
+def pytest_configure(config):
+    livecatalog.install(config)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _hermetic_environment():
+    """Clear the user's INFERSWEEP_*, GITHUB_* and OPENAI_API_KEY for the whole suite; the tests
+    that exercise one set their own (monkeypatch, or a subprocess's env)."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in user_variables(os.environ):
+            mp.delenv(name)
+        yield
 
 
 def shared_absent(reason: str):
@@ -27,6 +61,13 @@ def _debug_errors(monkeypatch):
     """Tests see an OSError that escapes a command as itself (and fail), never the one-line
     message ``main`` gives users as a last resort; see docs/troubleshooting.md."""
     monkeypatch.setenv("INFERSWEEP_DEBUG", "1")
+
+
+@pytest.fixture
+def frozen_repo() -> Path:
+    """The repository with the frozen catalog and changelog in place of the live ones (for
+    commands that read a catalog from ``--repo`` or the working directory)."""
+    return livecatalog.frozen_checkout()
 
 
 @pytest.fixture

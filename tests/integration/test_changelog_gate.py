@@ -371,6 +371,7 @@ def _documented_entry() -> str:
     return section.split("```yaml\n", 1)[1].split("```", 1)[0]
 
 
+@pytest.mark.live_catalog
 def test_live_changelog_accepts_the_documented_append(tmp_path, run_cli):
     """The live files, whatever they hold: the append the docs describe passes the gate."""
     r = GitRepo(tmp_path / "live")

@@ -15,7 +15,7 @@ from infersweep.launch.local import LocalExecutor
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
 from infersweep.sweep.scale import scale
-from tests.conftest import REPO
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.integration.test_sweep_run import owned_processes
 
 pytestmark = pytest.mark.integration
@@ -25,8 +25,8 @@ PROV = Provenance(KEY, "img", None, None, "run-1", 1)
 
 
 def rendered_for(executor, workdir, conc):
-    catalog = load_catalog([REPO / "configs" / "amd-master.yaml"],
-                           REPO / "configs" / "runners.yaml", strict_runners=False)
+    catalog = load_catalog([FROZEN_MASTER],
+                           FROZEN_RUNNERS, strict_runners=False)
     row = next(r for _, r in generate_keyed(catalog, Selection(config_keys=[KEY], conc=[conc],
                                                                 evals="none")))
     opts = executor.render_options(workdir)

@@ -9,12 +9,13 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.livecatalog import frozen_checkout
 
 pytestmark = pytest.mark.integration
 
 
-def _infersweep(*args, stdin=None, cwd=REPO):
+def _infersweep(*args, stdin=None, cwd=None):
+    cwd = cwd or frozen_checkout()  # the frozen catalog as the default one
     return subprocess.run([sys.executable, "-m", "infersweep", *map(str, args)], cwd=cwd,
                           input=stdin, capture_output=True, text=True, timeout=120)
 

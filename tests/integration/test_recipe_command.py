@@ -14,7 +14,7 @@ import pytest
 from infersweep.config.catalog import load_catalog
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
-from tests.conftest import REPO
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.integration.simharness import FAST, Sim
 
 pytestmark = pytest.mark.integration
@@ -25,8 +25,8 @@ MODEL = "deepseek-ai/DeepSeek-V4-Pro"
 @pytest.fixture(scope="module")
 def small_row() -> dict:
     """The catalog's 1P1D row, two points, with short sequences so the test takes seconds."""
-    catalog = load_catalog([REPO / "configs" / "amd-master.yaml"],
-                           REPO / "configs" / "runners.yaml", strict_runners=False)
+    catalog = load_catalog([FROZEN_MASTER],
+                           FROZEN_RUNNERS, strict_runners=False)
     rows = [r for _, r in generate_keyed(catalog, Selection(
         config_keys=["dsv4-fp4-mi355x-atom-disagg"], conc=[4, 8], evals="none"))]
     assert len(rows) == 1

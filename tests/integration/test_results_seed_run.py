@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.livecatalog import frozen_checkout
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +32,7 @@ def infersweep(*args, env=None) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def seed_run(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("seed") / "run"
-    done = infersweep("sweep", "run", "--repo", REPO, "--config-keys", KEY,
+    done = infersweep("sweep", "run", "--repo", frozen_checkout(), "--config-keys", KEY,
                       "--scale-down", "20", "--output", out)
     assert done.returncode == 0, done.stdout + done.stderr
     return out

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from infersweep.launch import manifest as manifests
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS
+from tests.livecatalog import frozen_checkout
 
 pytestmark = pytest.mark.integration
 
@@ -40,9 +42,9 @@ def test_seed_sweep_runs_both_evals_and_gates_on_them(tmp_path, accuracy, stall,
            "INFERSWEEP_EVAL_STALL_RATE": stall}
     env.pop("GITHUB_STEP_SUMMARY", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(REPO),
-         "--config-files", str(REPO / "configs" / "amd-master.yaml"),
-         "--runner-config", str(REPO / "configs" / "runners.yaml"),
+        [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(frozen_checkout()),
+         "--config-files", str(FROZEN_MASTER),
+         "--runner-config", str(FROZEN_RUNNERS),
          "--config-keys", KEY, "--scale-down", "20", "--output", str(out), *_data_args()],
         capture_output=True, text=True, timeout=900, env=env)
     assert "Traceback" not in proc.stderr

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from infersweep.launch import manifest as manifests
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS
+from tests.livecatalog import frozen_checkout
 
 pytestmark = pytest.mark.integration
 
@@ -24,9 +26,9 @@ TWO = "mi355x-atom-dsv4-disagg-2p1d-dpa-tp8-8k1k"
 
 
 def sweep_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(REPO),
-            "--config-files", str(REPO / "configs" / "amd-master.yaml"),
-            "--runner-config", str(REPO / "configs" / "runners.yaml"),
+    return [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(frozen_checkout()),
+            "--config-files", str(FROZEN_MASTER),
+            "--runner-config", str(FROZEN_RUNNERS),
             "--config-keys", KEY, "--output", str(out), *extra]
 
 

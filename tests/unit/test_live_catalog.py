@@ -11,6 +11,8 @@ from infersweep.config.schema import validate_data
 from infersweep.matrix.generate import Selection, generate_keyed
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.live_catalog
+
 
 @pytest.fixture(scope="module")
 def live():

@@ -64,6 +64,7 @@ def test_the_repository_lock_pins_srt_slurm_in_full():
         "# yaml-language-server: $schema=../schemas/runtimes.schema.json\n")
 
 
+@pytest.mark.live_catalog
 def test_the_repository_agrees_with_its_lock():
     report = check(REPO_ROOT)
     assert report.problems == [], "\n".join(map(str, report.problems))

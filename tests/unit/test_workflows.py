@@ -226,7 +226,7 @@ def test_sweep_runs_on_dispatch_through_the_same_matrix_command():
     assert '--dispatch "$DISPATCH"' in matrix["run"]
 
 
-def test_dispatch_inputs_build_the_matrix(tmp_path):
+def test_dispatch_inputs_build_the_matrix(tmp_path, frozen_repo):
     """What the setup step runs on a dispatch: rows, bucketed, sharded like a changelog's."""
     from click.testing import CliRunner
 
@@ -234,7 +234,7 @@ def test_dispatch_inputs_build_the_matrix(tmp_path):
 
     rows = tmp_path / "sweep-rows.json"
     res = CliRunner().invoke(cli, [
-        "changelog", "matrix", "--repo", str(REPO), "--rows-out", str(rows), "--dispatch",
+        "changelog", "matrix", "--repo", str(frozen_repo), "--rows-out", str(rows), "--dispatch",
         json.dumps({"config-keys": "dsv4-fp4-mi355x-atom-disagg", "seq-lens": "8k1k",
                     "conc": "4 8 256", "eval-mode": "none"})])
     assert res.exit_code == 0, res.output

@@ -14,6 +14,8 @@ import pytest
 
 from infersweep.report import build, fromrun, run_page_path
 from tests import browser, reportruns
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS
+from tests.livecatalog import frozen_checkout
 
 pytestmark = pytest.mark.integration
 
@@ -31,9 +33,9 @@ def site(tmp_path_factory):
     """A site from two runs of the seed config: a local sweep on the simulator (5 points) and
     a frozen run with evals (7 points), both at scale-down 20 so they share a chart."""
     tmp = tmp_path_factory.mktemp("report")
-    sweep = _cli("sweep", "run", "--repo", str(REPO),
-                 "--config-files", str(REPO / "configs" / "amd-master.yaml"),
-                 "--runner-config", str(REPO / "configs" / "runners.yaml"),
+    sweep = _cli("sweep", "run", "--repo", str(frozen_checkout()),
+                 "--config-files", str(FROZEN_MASTER),
+                 "--runner-config", str(FROZEN_RUNNERS),
                  "--config-keys", KEY, "--output", "sweep", "--scale-down", "20",
                  "--no-evals", "--conc", "4", "8", "16", "256", "512", cwd=tmp)
     assert sweep.returncode == 0, sweep.stdout[-3000:] + sweep.stderr[-3000:]

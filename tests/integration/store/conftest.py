@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests import pg
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS
+from tests.livecatalog import frozen_checkout
 
 
 @pytest.fixture(scope="session")
@@ -65,9 +67,9 @@ def seed_sweep(tmp_path_factory) -> Path:
     env = {**os.environ, "INFERSWEEP_EVAL_ACCURACY": "0.96"}
     env.pop("GITHUB_STEP_SUMMARY", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(REPO),
-         "--config-files", str(REPO / "configs" / "amd-master.yaml"),
-         "--runner-config", str(REPO / "configs" / "runners.yaml"),
+        [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(frozen_checkout()),
+         "--config-files", str(FROZEN_MASTER),
+         "--runner-config", str(FROZEN_RUNNERS),
          "--config-keys", SEED_KEY, "--scale-down", "20", "--output", str(out), *data],
         capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 
 from infersweep.config.schema import _leaf_errors, _to_diagnostic, validate_doc
 from infersweep.yamldoc import load_yaml, parse_yaml
-from tests.conftest import REPO
+from tests.conftest import FROZEN_MASTER, REPO
 
 RAW = re.compile(r"False schema|is not valid under any of|is valid under each of|Additional "
                  r"propert|is a required property|is not of type|is too (short|long)|should be "
@@ -19,9 +19,9 @@ RAW = re.compile(r"False schema|is not valid under any of|is valid under each of
                  r"should not be valid|does not have enough|^'\d+'|'\d+' (must|is)")
 
 # real files and the schema that checks each
-FILES = [("configs/amd-master.yaml", "master-config"), ("configs/runners.yaml", "runners"),
+FILES = [("tests/data/catalog/amd-master.yaml", "master-config"), ("configs/runners.yaml", "runners"),
          ("configs/fleets.yaml", "fleets"), ("configs/eval-thresholds.yaml", "eval-thresholds"),
-         ("perf-changelog.yaml", "perf-changelog"), ("configs/runtimes.yaml", "runtimes")]
+         ("tests/data/changelog-base/perf-changelog.yaml", "perf-changelog"), ("configs/runtimes.yaml", "runtimes")]
 
 
 def _mutations(data, depth=0):
@@ -86,7 +86,7 @@ def test_failures_without_their_own_wording_still_get_words(schema, value, messa
     assert not RAW.search(diag.message)
 
 
-ENTRY = (REPO / "configs" / "amd-master.yaml").read_text()
+ENTRY = (FROZEN_MASTER).read_text()
 
 
 def _disagg_entry(replace: tuple[str, str] | None = None) -> str:

@@ -18,8 +18,9 @@ TEMPLATE = "benchmarks/multi_node/srt-slurm/atom/deepseek-v4/mi355x/disagg-1p1d-
     ("configs/eval-thresholds.yaml", "`infersweep eval check --thresholds FILE`"),
     (TEMPLATE, "`infersweep recipe check FILE`"),
 ])
-def test_a_file_that_is_not_a_master_config_names_its_command(path, command, run_cli):
-    code, out, err = run_cli("validate", path, cwd=REPO)
+def test_a_file_that_is_not_a_master_config_names_its_command(path, command, run_cli,
+                                                                frozen_repo):
+    code, out, err = run_cli("validate", path, cwd=frozen_repo)
     assert code == 1
     (line, *_) = err.splitlines()
     assert line.startswith(f"error: {path}: [file-kind] this is ")

@@ -11,7 +11,7 @@ from infersweep.launch.executor import JobState, normalise_state
 from infersweep.launch.local import LocalExecutor, _env, engine_plan, time_limit_seconds
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
-from tests.conftest import REPO
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.unit.recipe.conftest import KEY
 
 
@@ -44,8 +44,8 @@ def test_slurm_time_limits(value, seconds):
 
 @pytest.fixture(scope="module")
 def recipes():
-    catalog = load_catalog([REPO / "configs" / "amd-master.yaml"],
-                           REPO / "configs" / "runners.yaml", strict_runners=False)
+    catalog = load_catalog([FROZEN_MASTER],
+                           FROZEN_RUNNERS, strict_runners=False)
     rows = [r for _, r in generate_keyed(catalog, Selection(config_keys=[KEY], evals="none"))]
     return [render_row(r, REPO).recipe for r in rows]
 

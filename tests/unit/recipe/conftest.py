@@ -6,7 +6,7 @@ import pytest
 
 from infersweep.config.catalog import load_catalog
 from infersweep.matrix.generate import Selection, generate_keyed
-from tests.conftest import REPO, SHARED
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO, SHARED
 
 KEY = "dsv4-fp4-mi355x-atom-disagg"
 REFERENCE = SHARED / "reference" / "srt-slurm-recipes"
@@ -15,8 +15,8 @@ TEMPLATES = REPO / "benchmarks" / "multi_node" / "srt-slurm" / "atom" / "deepsee
 
 @pytest.fixture(scope="session")
 def dsv4_rows() -> list[dict]:
-    catalog = load_catalog([REPO / "configs" / "amd-master.yaml"],
-                           REPO / "configs" / "runners.yaml", strict_runners=False)
+    catalog = load_catalog([FROZEN_MASTER],
+                           FROZEN_RUNNERS, strict_runners=False)
     return [row for _, row in generate_keyed(catalog, Selection(config_keys=[KEY],
                                                                 evals="none"))]
 

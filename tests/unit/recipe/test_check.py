@@ -22,8 +22,8 @@ def test_shipped_templates_pass(run_cli):
     assert (code, out, err) == (0, f"ok: {len(SHIPPED)} template(s), 0 recipe(s)\n", "")
 
 
-def test_without_files_every_template_and_catalog_row_is_checked(run_cli, repo_root):
-    code, out, err = run_cli("recipe", "check", "--repo", repo_root)
+def test_without_files_every_template_and_catalog_row_is_checked(run_cli, frozen_repo):
+    code, out, err = run_cli("recipe", "check", "--repo", frozen_repo)
     assert (code, err) == (0, "")
     match = re.fullmatch(r"ok: (\d+) template\(s\), 0 recipe\(s\), (\d+) catalog row\(s\) "
                          r"render\n", out)

@@ -6,11 +6,11 @@ import json
 
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 
 KEY_ARGS = ["--config-key", "dsv4-fp4-mi355x-atom-disagg", "--repo", REPO,
-            "--config-files", REPO / "configs" / "amd-master.yaml",
-            "--runner-config", REPO / "configs" / "runners.yaml"]
+            "--config-files", FROZEN_MASTER,
+            "--runner-config", FROZEN_RUNNERS]
 
 
 def test_config_key_renders_every_row_as_one_document_each(run_cli):
