@@ -28,7 +28,7 @@ JOB_OUTPUTS = {
     "canary-single-node": "the single-node canary point, run before everything else",
     "canary-multi-node": "the multi-node canary point, when no single-node point exists",
 }
-FINGERPRINT_IGNORES = frozenset({"conc", "exp-name", "recipe-fingerprint", "run-eval",
+FINGERPRINT_IGNORES = frozenset({"conc", "exp-name", "config-key", "recipe-fingerprint", "run-eval",
                                  "eval-only", "eval-conc", "eval-all-concs"})
 
 

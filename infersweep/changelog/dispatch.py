@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from infersweep.changelog import buckets
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.matrix.generate import Selection, generate
+from infersweep.matrix.generate import Selection, keyed_rows
 from infersweep.matrix.rows import normalise
 
 EVAL_MODES = ("none", "default", "evals-only", "all-evals")
@@ -43,10 +43,10 @@ def dispatch_matrix(catalog, *, config_keys: list[str], seq_lens: list[str],
     _check_points(catalog, base)
     throughput: list[dict] = []
     if eval_mode not in ("evals-only", "all-evals"):
-        throughput = generate(catalog, replace(base, evals="none"))
+        throughput = keyed_rows(catalog, replace(base, evals="none"))
     evals = []
     if eval_mode != "none":
-        evals = generate(catalog, replace(base, evals="only",
+        evals = keyed_rows(catalog, replace(base, evals="only",
                                           all_evals=eval_mode == "all-evals"))
     if not throughput and not evals:
         raise InputError(Diagnostic(" ".join(config_keys), 0, 0, "the selection has no rows",

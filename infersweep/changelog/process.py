@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from infersweep.changelog import appendonly, buckets
 from infersweep.changelog.change import Change, catalog_at
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate
+from infersweep.matrix.generate import SCENARIO_TYPES, Selection, keyed_rows
 from infersweep.matrix.rows import normalise
 
 
@@ -59,9 +59,9 @@ def build_matrix(change: Change, mods: Modifiers, root=None) -> dict:
         if not suppress:
             for unseen, configs in _groups(keys, scenarios, bench_seen).items():
                 sel = Selection(config_keys=configs, scenario_types=list(unseen), evals="none")
-                rows = generate(change.catalog, sel)
+                rows = keyed_rows(change.catalog, sel)
                 if entry.get("append-only"):
-                    rows = appendonly.delta(generate(base_catalog, sel), rows)
+                    rows = appendonly.delta(keyed_rows(base_catalog, sel), rows)
                 throughput.extend(rows)
         if entry.get("append-only"):
             continue
@@ -70,7 +70,7 @@ def build_matrix(change: Change, mods: Modifiers, root=None) -> dict:
         for unseen, configs in _groups(keys, scenarios, eval_seen).items():
             sel = Selection(config_keys=configs, scenario_types=list(unseen), evals="only",
                             all_evals=expand)
-            rows = generate(change.catalog, sel)
+            rows = keyed_rows(change.catalog, sel)
             if min_ep is not None:
                 rows = [r for r in rows if r.get("prefill") is None
                         or _int(r["prefill"].get("ep")) >= min_ep]

@@ -39,10 +39,14 @@ from infersweep.clitypes import FiniteFloat, positive_float
 @click.option("--scale-down", type=FiniteFloat(min=1), default=None,
               help="Divide ISL, OSL, prompt and warm-up counts by this factor [default: the "
                    "fleet's scale-down, 1 unless it sets one].")
+@click.option("--config-key", default=None,
+              help="The catalog entry the row belongs to, which its results are recorded "
+                   "under [default: the row's config-key, else the one catalog entry with the "
+                   "row's recipe].")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (templates, configs/).")
 def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeout, scale_down,
-           repo):
+           config_key, repo):
     """Run one row: verify the pin, check srt-slurm out (cached), render, `srtctl apply`,
     watch, collect, write the manifest.
 
@@ -50,7 +54,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
     130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
     """
-    from infersweep.launch import launcher
+    from infersweep.launch import identity, launcher
     from infersweep.launch.apply import SubmitError
     from infersweep.launch.checkout import CheckoutError
     from infersweep.launch.deadline import launch_deadline_s
@@ -58,7 +62,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     from infersweep.launch.manifest import FILENAME
     from infersweep.progress import StatusLines
     from infersweep.sweep.commands import _output_dir
-    from infersweep.sweep.run import load_previous
+    from infersweep.sweep.run import load_previous, run_context
     from infersweep.sweep.table import report
 
     t_start = time.monotonic()
@@ -67,8 +71,10 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     fleets = fleets or repo / "configs" / "fleets.yaml"
     lock_path = lock_path or repo / "configs" / "runtimes.yaml"
     row, source = launcher.row_and_source(row_arg, environ)
+    key = identity.config_key(row, repo, given=config_key, source=source,
+                              warn=lambda line: click.echo(line, err=True))
     prior = load_previous(previous)
-    tag = launcher.tag_from_env(environ, [m for _, m in prior])
+    tag = launcher.tag_from_env(environ, run_context([]))  # until the rows are matched
     display = StatusLines()
     say = display.line
     prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=fleets, lock_path=lock_path,
@@ -77,12 +83,13 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
         output = Path(environ["INFERSWEEP_RESULT_DIR"])
     out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
-    key = launcher.config_key(row)
     runner = launcher.LaunchSweep([(key, row)], repo=repo, executor=prep.executor, out_dir=out,
                                   scale_down=prep.scale_down, previous=prior, timeout=None,
                                   display=display, fleet=prep.fleet, template=template)
     runner.srt_slurm_commit = prep.commit
-    runner.run_id, runner.attempt = tag.run_id, tag.attempt
+    # the run id and attempt: GitHub's, else lent by a previous manifest of this row (one
+    # that matches no row lends nothing), else a fresh local id
+    tag = launcher.retag(prep, runner, environ)
     plan = runner.plans[0]
     runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet)
     say(f"launch {tag.name}: {key} {plan.rendered.name}, {len(plan.run)} point(s), fleet "

@@ -35,7 +35,7 @@ from infersweep.launch.recipes import check_fits, load_row, render_for_launch
 from infersweep.launch.srtslurm import RESULT_DIR, SrtSlurmExecutor
 from infersweep.pins.lock import load_lock
 from infersweep.pins.verify import resolve_url
-from infersweep.sweep.run import Sweep, run_context
+from infersweep.sweep.run import Sweep
 from infersweep.sweep.scale import scale
 
 
@@ -69,14 +69,21 @@ class LaunchSweep(Sweep):
         return scale(rendered, self.scale_down, client=opts.client, result_dir=opts.result_dir)
 
 
-def config_key(row: dict) -> str:
-    return str(row.get("exp-name") or row.get("model-prefix") or "row")
-
-
-def tag_from_env(environ: dict[str, str], previous: list[dict]) -> JobTag:
-    run_id, attempt = run_context(previous)
+def tag_from_env(environ: dict[str, str], context: tuple[str, int]) -> JobTag:
+    """The job's tag: the run id and attempt of ``context`` (:func:`run_context`), on this
+    runner."""
+    run_id, attempt = context
     runner = environ.get("RUNNER_NAME") or socket.gethostname().split(".")[0]
     return JobTag(run_id, attempt, runner)
+
+
+def retag(prep: Prepared, runner: Sweep, environ: dict[str, str]) -> JobTag:
+    """The job tag of ``runner``'s run id and attempt (GitHub's, else lent by a previous
+    manifest that matched one of its rows, else a fresh local id), given to the executor."""
+    tag = tag_from_env(environ, (runner.run_id, runner.attempt))
+    if prep.needs_checkout:
+        prep.executor.tag = tag
+    return tag
 
 
 def prepare(*, repo: Path, fleet_name: str | None, fleets: Path, lock_path: Path,
@@ -108,4 +115,4 @@ def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:
 
 
 __all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout",
-           "config_key", "tag_from_env", "row_and_source", "RESULT_DIR"]
+           "tag_from_env", "retag", "row_and_source", "RESULT_DIR"]

@@ -143,6 +143,15 @@ def generate_keyed(catalog: Catalog, sel: Selection) -> list[tuple[str, dict]]:
     return _apply_evals(out, origin, sel)
 
 
+CONFIG_KEY = "config-key"  # a sweep's row field (not InferenceX's): the catalog entry it came from
+
+
+def keyed_rows(catalog: Catalog, sel: Selection) -> list[dict]:
+    """Rows for ``sel``, each naming its catalog entry in ``config-key``: what a benchmark job
+    records as the config (never the row's ``exp-name``, which several entries share)."""
+    return [{**row, CONFIG_KEY: key} for key, row in generate_keyed(catalog, sel)]
+
+
 def _wanted(key: str, entry: dict, sel: Selection) -> bool:
     multinode = entry["multinode"]
     return not (

@@ -52,7 +52,9 @@ def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, displa
 
     repo = Path(repo).resolve()
     environ = dict(os.environ)
-    tag = launcher.tag_from_env(environ, [m for _, m in prior])
+    from infersweep.sweep.run import run_context
+
+    tag = launcher.tag_from_env(environ, run_context([]))  # until the rows are matched
     prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=repo / "configs" / "fleets.yaml",
                             lock_path=repo / "configs" / "runtimes.yaml", environ=environ,
                             tag=tag, scale_down=scale_down, say=display.line)
@@ -62,6 +64,7 @@ def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, displa
                                   display=display, fleet=prep.fleet, template=template)
     runner.label = "sweep"
     runner.srt_slurm_commit = prep.commit
+    launcher.retag(prep, runner, environ)
     if prep.needs_checkout and any(p.run for p in runner.plans):
         launcher.ready_checkout(prep, repo, say=display.line)
     return runner

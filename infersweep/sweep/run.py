@@ -119,10 +119,12 @@ class Sweep:
         self.timeout = timeout
         self.display = display or StatusLines()
         self.previous = list(previous)
-        self.run_id, self.attempt = run_context([m for _, m in self.previous])
         lock = load_lock(self.repo / LOCK_PATH)
         self.srt_slurm_commit = lock.srt_slurm.commit if "srt-slurm" in lock.pins else None
         self.plans = self._plan(pairs)
+        # only a previous manifest that matched a row lends its run id and attempt
+        self.run_id, self.attempt = run_context([p.previous for p in self.plans
+                                                 if p.previous is not None])
 
     # planning -----------------------------------------------------------------------------
     def _render(self, row: dict, workdir: Path, source: str) -> Rendered:

@@ -267,15 +267,19 @@ def test_append_only_rejects_image_change(repo, run_cli):
     assert "may not remove or modify existing generated recipes" in err
 
 
+OURS = ("recipe-fingerprint", "config-key")  # our fields beside InferenceX's
+
+
 def _flat_digest(result: dict) -> tuple[int, str]:
     out = []
     for side in ("single_node", "multi_node"):
         for fam, rows in result.get(side, {}).items():
             out += [f"{side}/{fam}:" + json.dumps(
-                {k: v for k, v in r.items() if k != "recipe-fingerprint"}, sort_keys=True,
+                {k: v for k, v in r.items() if k not in OURS}, sort_keys=True,
                 separators=(",", ":")) for r in rows]
     for b in ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals"):
-        out += [f"{b}:" + json.dumps(r, sort_keys=True, separators=(",", ":"))
+        out += [f"{b}:" + json.dumps({k: v for k, v in r.items() if k not in OURS},
+                                     sort_keys=True, separators=(",", ":"))
                 for r in result.get(b, [])]
     return len(out), hashlib.sha256("\n".join(sorted(out)).encode()).hexdigest()
 
@@ -289,7 +293,7 @@ def test_five_inferencex_entries_match_process_changelog(inferencex, tmp_path, r
     """InferenceX's AMD catalog; its changelog minus five AMD entries, then those appended.
 
     Expected digests: InferenceX's process_changelog output on the same change, rows
-    compared without recipe-fingerprint.
+    compared without our recipe-fingerprint and config-key.
     """
     text = (inferencex / "perf-changelog.yaml").read_text()
     blocks = re.split(r"(?m)^(?=- config-keys:)", text)

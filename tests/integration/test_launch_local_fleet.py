@@ -11,6 +11,7 @@ import sys
 
 from infersweep.changelog import buckets
 from tests.conftest import REPO
+from tests.livecatalog import frozen_checkout
 from tests.unit.test_sweep_jobs import SEED, _matrix
 
 
@@ -19,7 +20,8 @@ def _launch(row: dict, out, env_extra=None):
            "GITHUB_RUN_ATTEMPT": "2", **(env_extra or {})}
     env.pop("INFERSWEEP_RESULT_DIR", None)
     return subprocess.run([sys.executable, "-m", "infersweep", "launch", "--row",
-                           json.dumps(row), "--repo", str(REPO), "--output", str(out)],
+                           json.dumps(row), "--repo", str(frozen_checkout()), "--output",
+                           str(out)],
                           capture_output=True, text=True, env=env, timeout=600)
 
 
@@ -36,6 +38,7 @@ def test_the_local_fleet_runs_a_row_with_its_eval_and_writes_the_manifest(tmp_pa
     assert all(p["status"] == "present" for p in m["points"])
     assert m["scale-down"] == 40  # the fleet's own
     assert m["provenance"]["executor"] == "local"
+    assert m["provenance"]["config-key"] == SEED == row["config-key"]  # the catalog's key
     assert (m["provenance"]["run-id"], m["provenance"]["attempt"]) == ("4242", 2)
     assert m["eval"]["status"] == "present" and m["eval"]["n-samples"] == 33  # ceil(1319/40)
 

@@ -16,7 +16,7 @@ from infersweep.changelog.process import normalise
 from infersweep.config.catalog import load_catalog
 from infersweep.launch.deadline import JOB_ALLOWANCE_S, launch_deadline_s
 from infersweep.launch.fleet import load_fleets
-from infersweep.matrix.generate import Selection, generate
+from infersweep.matrix.generate import Selection, keyed_rows
 from infersweep.recipe.render import render_row
 from infersweep.results.commands import _matrix_rows
 from tests.conftest import REPO
@@ -36,8 +36,8 @@ def _catalog():
 def _matrix(keys, *, throughput=True):
     """The bucket object `changelog matrix` builds for an entry naming ``keys``."""
     cat = _catalog()
-    rows = generate(cat, Selection(config_keys=keys, evals="none")) if throughput else []
-    evals = generate(cat, Selection(config_keys=keys, evals="only"))
+    rows = keyed_rows(cat, Selection(config_keys=keys, evals="none")) if throughput else []
+    evals = keyed_rows(cat, Selection(config_keys=keys, evals="only"))
     return buckets.build([normalise(r) for r in rows], [normalise(r) for r in evals], {})
 
 

@@ -23,6 +23,7 @@ import yaml
 
 from tests.integration.slurm import srtctl_setup
 from tests.integration.slurm.srtctl_setup import DOUBLES, NETWORK_ENV, SYSTEM_CA, SYSTEM_PATH
+from tests.livecatalog import frozen_checkout
 
 REPO = srtctl_setup.REPO
 SEED_KEY = "dsv4-fp4-mi355x-atom-disagg"
@@ -62,10 +63,11 @@ def upstream_template(s, prefill_workers: int, time_limit: str = "00:05:00") -> 
 def seed_row(prefill_workers: int, conc=(2, 4), isl: int = 64, osl: int = 16) -> dict:
     out = subprocess.run([sys.executable, "-m", "infersweep", "matrix", "test-config",
                           "--config-keys", SEED_KEY], capture_output=True, text=True,
-                         cwd=REPO, check=True).stdout
+                         cwd=frozen_checkout(), check=True).stdout
     rows = [r for r in json.loads(out) if r["prefill"]["num-worker"] == prefill_workers]
     row = copy.deepcopy(rows[0])
-    row.update({"conc": list(conc), "isl": isl, "osl": osl})
+    # lengths edited for a quick job: the row says which config it is
+    row.update({"conc": list(conc), "isl": isl, "osl": osl, "config-key": SEED_KEY})
     return row
 
 

@@ -18,6 +18,7 @@ from infersweep.launch.fleet import get_fleet
 from tests.integration.slurm import launch_setup as ls
 from tests.integration.slurm.conftest import wait_until
 from tests.integration.slurm.srtctl_setup import write_recipe
+from tests.livecatalog import frozen_checkout
 
 pytestmark = pytest.mark.integration
 REPO = ls.REPO
@@ -40,7 +41,7 @@ class LaunchKit:
         row_file.write_text(json.dumps(row))
         argv = [sys.executable, "-m", "infersweep", "launch", "--row", str(row_file),
                 "--fleet", "local-slurm", "--fleets", str(self.fleets),
-                "--lock", str(lock or self.lock), "--repo", str(REPO),
+                "--lock", str(lock or self.lock), "--repo", str(frozen_checkout()),
                 "--output", str(tmp / "out"), *args]
         if template:
             argv += ["--template", str(self.templates[template])]

@@ -90,6 +90,18 @@ def test_a_previous_manifest_matching_no_row_is_reported(tmp_path, pairs):
     assert "matches no selected row" in out.text and "scale-down 10" in out.text
 
 
+def test_an_ignored_previous_manifest_lends_nothing(tmp_path, pairs, monkeypatch):
+    """Not its run id, not its attempt number: the new run is a run of its own."""
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
+    monkeypatch.delenv("GITHUB_RUN_ATTEMPT", raising=False)
+    path, prev = _previous_attempt(tmp_path, pairs, {4: 4})
+    again = Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
+                  scale_down=5, previous=load_previous([path]), display=StatusLines(Lines()))
+    assert again.run_id != prev["provenance"]["run-id"] and again.run_id.startswith("local-")
+    assert again.attempt == 1
+    assert all(p.previous is None and p.carried == [] for p in again.plans)
+
+
 def test_run_context(monkeypatch):
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     monkeypatch.delenv("GITHUB_RUN_ATTEMPT", raising=False)
