@@ -7,7 +7,7 @@ import sys
 import click
 
 from infersweep import progress
-from infersweep.bench import options
+from infersweep.bench import options, seeds
 from infersweep.clitypes import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -101,7 +101,15 @@ def bench():
 @click.option("--result-filename", default=None)
 @click.option("--metadata", multiple=True, callback=_parsed(options.metadata),
               help="KEY=VALUE added to the result.")
-@click.option("--seed", type=NON_NEGATIVE_INT, default=0, show_default=True)
+@click.option("--seed", type=NON_NEGATIVE_INT, default=None,
+              help="The prompts' seed; the same seed sends the same prompts. Default: a fresh "
+                   "seed derived from --run-id and the point (recorded in the result).")
+@click.option("--run-id", default=None, envvar=seeds.RUN_ID_ENV, show_envvar=True,
+              help="The run this point belongs to; without --seed the prompts' seed comes from "
+                   "it and the point [default: random, so every run sends new prompts].")
+@click.option("--extra-body", default=None, metavar="JSON", callback=_parsed(options.extra_body),
+              help="A JSON object merged into every request (engine-specific fields, e.g. "
+                   "'{\"top_k\": 1}').")
 @click.option("--num-workers", type=MAX_WORKERS, default=0, show_default=True,
               help="Client processes (0 = auto: one per 1,024 streams, up to the usable cores).")
 @click.option("--request-timeout", type=TIMEOUT, default=21600.0, show_default=True)

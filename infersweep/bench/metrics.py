@@ -1,13 +1,17 @@
 """Metric math, with InferenceX's definitions (all times from per-request records).
 
-Per request (times relative to the dispatch instant ``start``):
-  TTFT = first token chunk - start;  E2EL = last token chunk - start (chat: last event, usage
-  chunk included, as InferenceX);  TPOT = (E2EL - TTFT) / (output_tokens - 1) when > 1 token;
-  chunk gaps = gaps between consecutive token chunks (InferenceX's "ITL");
-  per-token ITL = each gap divided evenly over the tokens its chunk carries (equal to the
-  chunk gaps when every chunk carries one token). Aggregates use successful requests only;
-  std is the population std; percentiles use numpy's linear interpolation (without numpy,
-  :mod:`infersweep.bench.purestats` computes the same numbers, bit for bit).
+Per request (times relative to the dispatch instant ``start``; a chunk is an event with
+non-empty ``choices``, and ``chunk_tokens`` says how many tokens each carries: see
+:mod:`infersweep.bench.stream`):
+  TTFT = the first chunk that carries a token - start (not a role-only first delta, which an
+  engine may send before prefill);  E2EL = last chunk - start (chat: last event, usage chunk
+  included, as InferenceX);  TPOT = (E2EL - TTFT) / (output_tokens - 1) when > 1 token;
+  chunk gaps = gaps between consecutive chunks (InferenceX's "ITL");
+  per-token ITL = from the first token on, the time from one token-carrying chunk to the next,
+  divided evenly over the tokens the later one carries (a count it does not say is one). A
+  chunk that carries none (an empty final chunk) is no token gap. Aggregates use successful
+  requests only; std is the population std; percentiles use numpy's linear interpolation
+  (without numpy, :mod:`infersweep.bench.purestats` computes the same numbers, bit for bit).
 """
 
 from __future__ import annotations
@@ -38,29 +42,41 @@ def chunk_times(rec: dict) -> list[float]:
     return out
 
 
+def first_token_index(toks) -> int | None:
+    """Index of the first chunk that carries a token (None: no chunk does). Without per-chunk
+    counts (``toks`` empty or None: records of older versions) every chunk carries one."""
+    if not toks:
+        return 0
+    for j, k in enumerate(toks):
+        if k != 0:
+            return j
+    return None
+
+
 def request_metrics(rec: dict, chat: bool = False) -> RequestMetrics:
     times = chunk_times(rec)
     start = rec["start_s"]
-    ttft = times[0] - start
+    toks = rec.get("chunk_tokens")
+    first = first_token_index(toks)
+    if first is None:  # usage counted tokens, yet no chunk brought text: time the first chunk
+        first = 0
+    ttft = times[first] - start
     last = rec.get("last_event_s", times[-1]) if chat else times[-1]
     e2el = max(last, times[-1]) - start
     out = rec["output_tokens"]
     tpot = (e2el - ttft) / (out - 1) if out and out > 1 else None
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    toks = rec.get("chunk_tokens")
     if not toks:
         token_itls = list(gaps)
     else:
         token_itls = []
-        carry = 0.0
-        for g, k in zip(gaps, toks[1:], strict=False):
-            k = 1 if k < 0 else k
-            if k == 0:  # a chunk with no token (role-only delta): its gap counts toward the next
-                carry += g
+        prev = times[first]
+        for t, k in zip(times[first + 1:], toks[first + 1:], strict=False):
+            if k == 0:  # carries no token (an empty final chunk): no gap ends here
                 continue
-            per = (g + carry) / k
-            carry = 0.0
-            token_itls.extend([per] * k)
+            k = 1 if k < 0 else k
+            token_itls.extend([(t - prev) / k] * k)
+            prev = t
     return RequestMetrics(ttft, e2el, tpot, gaps, token_itls)
 
 

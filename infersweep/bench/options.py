@@ -94,3 +94,34 @@ def endpoint(path: str) -> str:
     if not path.startswith("/") or not path.rstrip("/").endswith("completions"):
         raise ValueError(f"{path!r}: expected a path such as {' or '.join(ENDPOINTS)}")
     return path
+
+
+# request fields the client sets itself, per request: --extra-body may not replace them
+OWNED_FIELDS = {
+    "model": "--model / --served-model-name",
+    "prompt": "the workload (--random-input-len)",
+    "messages": "the workload (--random-input-len)",
+    "stream": "the client (it measures a stream)",
+    "max_tokens": "--random-output-len (per request)",
+    "max_completion_tokens": "--random-output-len (per request)",
+}
+
+
+def extra_body(text: str) -> dict:
+    """``--extra-body``: a JSON object merged into every request body (engine-specific
+    fields such as ``{"ignore_eos": true}`` or a ``chat_template_kwargs``)."""
+    import json
+
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not valid JSON ({exc}): expected an object such as "
+                         "'{\"top_k\": 1}'") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object such as '{{\"top_k\": 1}}', got "
+                         f"{type(obj).__name__} {text.strip()[:60]}")
+    owned = [k for k in obj if k in OWNED_FIELDS]
+    if owned:
+        raise ValueError("; ".join(f"{k!r} is set by {OWNED_FIELDS[k]}, not by --extra-body"
+                                   for k in owned))
+    return obj

@@ -11,7 +11,7 @@ import shutil
 import signal
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import click
@@ -19,6 +19,7 @@ import click
 from infersweep import progress
 from infersweep.bench import (
     dataset,
+    engine_checks,
     httpconn,
     metrics,
     options,
@@ -27,6 +28,7 @@ from infersweep.bench import (
     purestats,
     result,
     runtime,
+    seeds,
 )
 from infersweep.bench import records as records_file
 from infersweep.bench.tls import TLSConfig
@@ -70,7 +72,9 @@ class BenchArgs:
     result_dir: str | None = None
     result_filename: str | None = None
     metadata: list[str] = field(default_factory=list)
-    seed: int = 0
+    seed: int | None = None   # None: derived from run_id and the point (see seeds)
+    run_id: str | None = None
+    extra_body: str | None = None  # a JSON object merged into every request
     num_workers: int = 0
     request_timeout: float = 21600.0
     idle_timeout: float = 600.0
@@ -108,7 +112,7 @@ def validate(a: BenchArgs) -> None:
         errs.append("--max-failed-fraction must be in [0, 1]")
     if a.num_workers < 0:
         errs.append(f"--num-workers must be 0 (auto) or more (got {a.num_workers})")
-    if a.seed < 0:
+    if a.seed is not None and a.seed < 0:
         errs.append(f"--seed must be 0 or more (got {a.seed})")
     if a.vocab_size <= 0:
         errs.append(f"--vocab-size must be positive (got {a.vocab_size})")
@@ -129,7 +133,10 @@ def validate(a: BenchArgs) -> None:
                                ("--metric-percentiles", options.metric_percentiles,
                                 a.metric_percentiles),
                                ("--goodput", options.goodput, a.goodput),
-                               ("--metadata", options.metadata, a.metadata)):
+                               ("--metadata", options.metadata, a.metadata),
+                               ("--extra-body", options.extra_body, a.extra_body)):
+        if value is None:
+            continue
         try:
             parse(value)
         except ValueError as exc:
@@ -175,6 +182,8 @@ def run(a: BenchArgs) -> int:
     """Run the benchmark; the exit code: 0, 2 (too many failed requests), 1 (the outputs
     could not be written; they are kept in a named folder), or 128+N after signal N."""
     validate(a)
+    seed = resolve_seed(a)
+    a = replace(a, seed=seed.value)
     selected = options.percentile_metrics(a.percentile_metrics)
     pcts = options.metric_percentiles(a.metric_percentiles)
     goodput = options.goodput(a.goodput)
@@ -196,10 +205,21 @@ def run(a: BenchArgs) -> int:
     with SignalGuard() as guard:
         try:
             return _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets,
-                        date)
+                        date, seed)
         except Interrupted as exc:
             _note(f"interrupted by {exc.name} before the measured run started; nothing written")
             return exc.exit_code
+
+
+def resolve_seed(a: BenchArgs) -> seeds.Seed:
+    """--seed as given, else a seed of this run's own for this point (see :mod:`seeds`)."""
+    point = seeds.point_label(
+        endpoint=a.endpoint, model=a.served_model_name or a.model,
+        input_len=a.random_input_len, output_len=a.random_output_len,
+        range_ratio=a.random_range_ratio, num_prompts=a.num_prompts,
+        num_warmups=a.num_warmups, max_concurrency=a.max_concurrency,
+        request_rate=a.request_rate, result_filename=a.result_filename)
+    return seeds.resolve(a.seed, a.run_id, point)
 
 
 def _prepare(a: BenchArgs, chat: bool):
@@ -226,8 +246,9 @@ def _prepare(a: BenchArgs, chat: bool):
     warm_plan = dataset.make_plan(a.num_warmups, a.random_input_len, a.random_output_len,
                                   a.random_range_ratio, a.seed, vocab, warmup=True)
     model = a.served_model_name or a.model
+    extra = options.extra_body(a.extra_body) if a.extra_body is not None else {}
     common = dict(model=model, chat=chat, prompt_mode=mode, ignore_eos=a.ignore_eos,
-                  continuous_usage=a.continuous_usage)
+                  continuous_usage=a.continuous_usage, extra=extra)
     work = Workload(plan, **common)
     warm = Workload(warm_plan, **common) if a.num_warmups else None
     if tok is not None:
@@ -241,7 +262,8 @@ def _prepare(a: BenchArgs, chat: bool):
     return mode, vocab, common, work, warm
 
 
-def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets, date) -> int:
+def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets, date,
+         seed) -> int:
     mode, vocab, common, work, warm = _prepare(a, chat)
 
     # ---- readiness ----
@@ -308,9 +330,10 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets,
         records, lines, metas = _collect(tmp, w)
         out, summary, errors, client, duration = _assemble(
             a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
-            interrupted, date)
+            interrupted, date, seed)
         if interrupted is None:
             _print_summary(out, summary, errors, client)
+            _warn_engine(out["infersweep"], chat, a.ignore_eos)
         elif hasattr(interrupted, "at_s"):
             _note(f"partial run: {summary['completed']} requests completed, "
                   f"{len(records) - summary['completed']} failed, "
@@ -322,6 +345,7 @@ def _run(a, guard, selected, pcts, goodput, chat, host, port, url, tls, targets,
             dest = targets if interrupted is None else targets.interrupted()
             meta = records_file.meta_line(num_prompts=a.num_prompts, duration=duration,
                                           chat=chat, selected=selected, percentiles=pcts,
+                                          **seed.describe(),
                                           **({"interrupted": interrupted.name}
                                              if interrupted else {}))
             done = outputs.write(dest, lambda p: result.write(p, out),
@@ -406,7 +430,7 @@ def _stop_workers(procs, shared) -> None:
 
 
 def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat, mode,
-              interrupted, date):
+              interrupted, date, seed):
     last_end = max((r["end_s"] for r in records), default=0.0)
     # an interrupted run's window lasts until the stop, not until its last finished request
     duration = max(last_end, getattr(interrupted, "at_s", 0.0), 1e-9)
@@ -421,13 +445,17 @@ def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat
                    for i in range(a.num_prompts)]
     mism = [r for r in records if r["ok"] and r["server_prompt_tokens"] is not None
             and r["server_prompt_tokens"] != r["prompt_len"]]
+    lengths = engine_checks.output_lengths(records, a.ignore_eos)
     extras = {
-        "seed": a.seed, "endpoint": a.endpoint, "prompt_format": mode,
+        **seed.describe(), "endpoint": a.endpoint, "prompt_format": mode,
         "random_input_len": a.random_input_len, "random_output_len": a.random_output_len,
         "random_range_ratio": a.random_range_ratio, "num_warmups": a.num_warmups,
         "timestamp_source": client["timestamps"]["source"],
         "errors": errors, "client": client,
         "server_prompt_token_mismatches": len(mism),
+        "output_length_mismatches": lengths["mismatched"], "output_length": lengths,
+        "cached_prompt_tokens": engine_checks.cached_prompt_tokens(records),
+        "extra_body": work.extra or None,
         "runtime": runtime.describe(), "build": runtime.build(),
     }
     if interrupted is not None:
@@ -527,6 +555,15 @@ def _note(msg: str) -> None:
     click.echo(msg, err=True)
 
 
+def _warn_engine(block: dict, chat: bool, ignore_eos: bool) -> None:
+    """Warnings for what the engine did other than asked (see :mod:`engine_checks`)."""
+    for msg in (engine_checks.length_warning(block["output_length"], chat, ignore_eos),
+                engine_checks.cache_warning(block["cached_prompt_tokens"],
+                                            block["seed_origin"])):
+        if msg:
+            click.echo(f"warning: {msg}", err=True)
+
+
 def _print_summary(out: dict, summary: dict, errors: dict, client: dict) -> None:
     lines = ["============ Serving Benchmark Result ============",
              f"Successful requests:          {out['completed']}",
@@ -545,6 +582,21 @@ def _print_summary(out: dict, summary: dict, errors: dict, client: dict) -> None
                  f"{out.get('p99_chunk_gap_ms', float('nan')):.2f}")
     if errors:
         lines.append("Errors: " + ", ".join(f"{k}={v}" for k, v in errors.items()))
+    ext = out["infersweep"]
+    lengths = ext["output_length"]
+    lines.append(f"Output length vs requested:   {lengths['mismatched']} of "
+                 f"{lengths['requests']} differ" + (f" ({lengths['longer']} longer, "
+                                                    f"{lengths['shorter']} shorter)"
+                                                    if lengths["longer"] + lengths["shorter"]
+                                                    else ""))
+    cached = ext["cached_prompt_tokens"]
+    lines.append("Cached prompt tokens:         " + (
+        "not reported by the server" if cached is None else
+        f"{cached['cached_tokens']} of {cached['prompt_tokens']} ({cached['fraction']:.1%}), "
+        f"{cached['requests_with_hits']} of {cached['requests_reporting']} requests"))
+    origin = {"option": "--seed", "run": f"run {ext.get('run_id')!r} and this point",
+              "random": "a random run id"}[ext["seed_origin"]]
+    lines.append(f"Prompt seed:                  {ext['seed']} (from {origin})")
     lines.append(f"Client: {client['workers']} worker(s), loop lag p99 "
                  f"{client['loop_lag_p99_ms']:.1f} ms, CPU "
                  f"{client['cpu_s_per_1k_chunks'] or 0:.4f} s per 1k chunks, "

@@ -1,9 +1,16 @@
 """One streamed request: turns arrival-stamped SSE events into a per-request record.
 
-Token accounting follows InferenceX: a "token chunk" is an event whose JSON has non-empty
-``choices``; ``output_tokens`` comes from the final ``usage``. A stream that ends without
-``usage`` is a failure (``missing_usage``), never a silent zero. When the server sends usage in
-every chunk (``continuous_usage_stats``) the per-chunk token count is the usage delta.
+A "chunk" is an event whose JSON has non-empty ``choices`` (InferenceX's token chunk: chunk
+gaps and E2EL use every one); ``output_tokens`` comes from the last ``usage``. A stream that
+ends without ``usage`` is a failure (``missing_usage``), never a silent zero.
+
+The tokens a chunk carries come from what that chunk carries. While every chunk with text has
+also carried ``usage`` (the server reports it per chunk: ``continuous_usage_stats``), a chunk
+carries its usage delta. Otherwise usage is a running total the server sends late (often only
+in the last chunk, next to ``choices``: ``transformers serve``), which says nothing about that
+chunk: a chunk with text then carries an unknown number of tokens (-1, at least one), and a
+chunk without text carries none (0): a role-only first delta, an empty final chunk. So a final
+chunk is never a token gap, and TTFT can be taken at the first chunk that carries a token.
 
 Data that breaks the format (not JSON, ``choices`` not a list of objects, token counts that are
 not non-negative integers, text that is not a string) raises :class:`ProtocolError`: the
@@ -24,17 +31,20 @@ _loads = runtime.loads
 
 class StreamSink(Sink):
     __slots__ = ("sse", "status", "t_headers", "chunk_t", "chunk_tok", "usage_out",
-                 "usage_in", "last_event_t", "done", "error_class", "error", "err_body",
-                 "text_chunks", "keep_text", "text", "_cum", "chat")
+                 "usage_in", "cached_in", "finish_reason", "last_event_t", "done",
+                 "error_class", "error", "err_body", "text_chunks", "keep_text", "text", "_cum",
+                 "_per_chunk", "chat")
 
     def __init__(self, keep_text: bool = False, chat: bool = False):
         self.sse = SSEParser()
         self.status = 0
         self.t_headers = 0
         self.chunk_t: list[int] = []   # arrival (ns) of each token chunk
-        self.chunk_tok: list[int] = []  # tokens carried by each chunk (-1 = unknown)
+        self.chunk_tok: list[int] = []  # tokens carried by each chunk (0 = none, -1 = unknown)
         self.usage_out: int | None = None
         self.usage_in: int | None = None
+        self.cached_in: int | None = None  # usage.prompt_tokens_details.cached_tokens
+        self.finish_reason: str | None = None
         self.last_event_t = 0
         self.done = False
         self.error_class = ""
@@ -44,6 +54,7 @@ class StreamSink(Sink):
         self.keep_text = keep_text
         self.text: list[str] = []
         self._cum = 0
+        self._per_chunk = True  # every chunk with text so far came with usage
         self.chat = chat
 
     def on_headers(self, status, headers, t):
@@ -89,6 +100,9 @@ class StreamSink(Sink):
             if ((ct is not None and (ct.__class__ is not int or ct < self._cum))
                     or (pt is not None and (pt.__class__ is not int or pt < 0))):
                 self._bad_usage(ct, pt)
+            details = usage.get("prompt_tokens_details")
+            if details is not None:
+                self._cached(details)
         else:
             self._protocol(Failure.BAD_FIELD, f"usage is not an object: {usage!r:.80}")
         choices = obj.get("choices")
@@ -100,11 +114,6 @@ class StreamSink(Sink):
                     c.__class__ is dict for c in choices)):
                 self._protocol(Failure.BAD_FIELD, f"choices is not a list of objects: "
                                f"{data[:120]!r}")
-            if ct is None:
-                n = -1
-            else:
-                n = ct - self._cum
-                self._cum = ct
             if self.chat:
                 delta = c0.get("delta")
                 if delta is None:
@@ -119,6 +128,17 @@ class StreamSink(Sink):
             if txt is not None and txt.__class__ is not str:
                 self._protocol(Failure.BAD_FIELD, f"choices[0].{'delta.content' if self.chat else 'text'}"
                                f" is not a string: {data[:120]!r}")
+            if ct is not None and self._per_chunk:
+                n = ct - self._cum  # usage per chunk: the delta is what this chunk carries
+            elif txt:
+                n = -1  # text, but no count of its own: at least one token
+                if ct is None:
+                    self._per_chunk = False
+            else:
+                n = 0  # no text and no usage of its own: a role-only or empty final chunk
+            fin = c0.get("finish_reason")
+            if fin.__class__ is str:
+                self.finish_reason = fin
             self.chunk_t.append(t)
             self.chunk_tok.append(n)
             if txt:
@@ -128,9 +148,23 @@ class StreamSink(Sink):
         elif choices is not None and choices.__class__ is not list:
             self._protocol(Failure.BAD_FIELD, f"choices is not a list: {data[:120]!r}")
         if ct is not None:
-            self.usage_out = ct
+            self.usage_out = self._cum = ct
         if pt is not None:
             self.usage_in = pt
+
+    def _cached(self, details) -> None:
+        """``usage.prompt_tokens_details.cached_tokens``: prompt tokens the engine's prefix
+        cache served (vLLM, SGLang and OpenAI report it; absent or null means not reported)."""
+        if details.__class__ is not dict:
+            self._protocol(Failure.BAD_FIELD, f"usage.prompt_tokens_details is not an object: "
+                           f"{details!r:.80}")
+        cached = details.get("cached_tokens")
+        if cached is None:
+            return
+        if cached.__class__ is not int or cached < 0:
+            self._protocol(Failure.BAD_FIELD, f"usage.prompt_tokens_details.cached_tokens is "
+                           f"not a non-negative integer: {cached!r:.40}")
+        self.cached_in = cached
 
     def _bad_usage(self, ct, pt):
         for name, v in (("completion_tokens", ct), ("prompt_tokens", pt)):

@@ -48,6 +48,12 @@ class LocalTokenizer:
             self._hf = AutoTokenizer.from_pretrained(
                 path, trust_remote_code=trust_remote_code, local_files_only=True)
         except Exception as exc:  # noqa: BLE001 - many loader errors, one message
+            if not os.path.isfile(file):  # no tokenizer.json, nor another format it reads
+                raise InputError(Diagnostic(
+                    path, 0, 0, "--tokenizer: no tokenizer.json here",
+                    "a local tokenizer is a tokenizer.json file or a folder that holds one, or "
+                    f"a folder transformers can load (it says: {_first_line(exc)}); omit "
+                    "--tokenizer for the tokenizer-free mode")) from exc
             raise InputError(f"--tokenizer {path}: cannot load a tokenizer: "
                              f"{_first_line(exc)}") from exc
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from infersweep.bench import runtime
 from infersweep.bench.httpconn import ArrivalClock, Pool, build_head
+from infersweep.bench.metrics import first_token_index
 from infersweep.bench.stream import StreamSink
 from infersweep.bench.tls import TLSConfig
 from infersweep.bench.workload import Workload, auth_headers
@@ -205,6 +206,7 @@ class Worker:
     def _record(self, i, work, sink, start, sent, end, due, ok) -> bytes:
         t0 = self.t0
         ct = sink.chunk_t
+        ft = first_token_index(sink.chunk_tok) if ct else None
         rec = {
             "id": i, "worker": self.wid, "ok": ok, "status": sink.status,
             "error_class": sink.error_class, "error": sink.error,
@@ -212,15 +214,18 @@ class Worker:
             "start_s": round((start - t0) / 1e9, 6),
             "sent_s": round((sent - t0) / 1e9, 6) if sent else None,
             "first_s": round((ct[0] - t0) / 1e9, 6) if ct else None,
+            "first_token_s": round((ct[ft] - t0) / 1e9, 6) if ft is not None else None,
             "last_s": round((ct[-1] - t0) / 1e9, 6) if ct else None,
             "last_event_s": round((sink.last_event_t - t0) / 1e9, 6) if sink.last_event_t else None,
             "end_s": round((end - t0) / 1e9, 6),
             "chunk_gaps_us": _exact_gaps(ct, start),
-            "chunk_tokens": sink.chunk_tok if any(k >= 0 for k in sink.chunk_tok) else None,
+            "chunk_tokens": sink.chunk_tok,
             "prompt_len": work.prompt_len(i),
             "intended_output_len": int(work.plan.output_lens[i]),
             "server_prompt_tokens": sink.usage_in,
+            "cached_prompt_tokens": sink.cached_in,
             "output_tokens": sink.usage_out if sink.usage_out is not None else 0,
+            "finish_reason": sink.finish_reason,
             "client_text_chunks": sink.text_chunks,
         }
         if self.spec.keep_text:

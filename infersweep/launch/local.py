@@ -24,6 +24,7 @@ from pathlib import Path
 
 from infersweep import lifeline
 from infersweep.atomic import write_atomic
+from infersweep.bench.seeds import RUN_ID_ENV, run_tag
 from infersweep.diagnostics import InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
@@ -211,7 +212,8 @@ class LocalExecutor(Executor):
             "command": bench["command"],
             "engine_env": _env(recipe, backend.get("prefill_environment"),
                                backend.get("decode_environment")),
-            "bench_env": _env(recipe, bench.get("env")),
+            "bench_env": {**_env(recipe, bench.get("env")),
+                          RUN_ID_ENV: run_tag(provenance.run_id, provenance.attempt)},
             "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,
         }
         extra = shlex.split(os.environ.get(SIM_ARGS_ENV, ""))

@@ -14,6 +14,7 @@ import copy
 from dataclasses import replace
 from pathlib import Path
 
+from infersweep.bench.seeds import RUN_ID_ENV, run_tag
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
@@ -80,11 +81,17 @@ def check_fits(rendered: Rendered, row: dict, fleet: Fleet, source: str) -> None
 
 
 def tag_recipe(rendered: Rendered, tag: JobTag) -> Rendered:
-    """The recipe with the run's tag as its Slurm comment (the name comes from RUNNER_NAME)."""
+    """The recipe with the run's tag as its Slurm comment (the name comes from RUNNER_NAME),
+    and the run in the benchmark step's environment: the client derives each point's prompt
+    seed from it, so no two points or runs send the same prompts (infersweep/bench/seeds.py)."""
     recipe = copy.deepcopy(rendered.recipe)
     directives = dict(recipe.get("sbatch_directives") or {})
     directives["comment"] = tag.comment
     recipe["sbatch_directives"] = directives
+    if isinstance(recipe.get("benchmark"), dict):
+        bench = recipe["benchmark"]
+        bench["env"] = {**(bench.get("env") or {}),
+                        RUN_ID_ENV: run_tag(tag.run_id, tag.attempt)}
     return replace(rendered, recipe=recipe)
 
 

@@ -5,16 +5,29 @@ failure into :class:`GitHubError` (status and GitHub's message), and pagination 
 by hand: ghapi's own paged helpers stop only at an empty page, and a wrapped list
 (``{"total_count": N, "artifacts": [...]}``) is never empty, so they would run to their page
 limit. Lists follow the ``Link: rel="next"`` header; wrapped lists stop at ``total_count``.
+
+The artifact download is the one call that does not go through ghapi, which reads a whole
+answer into memory: it streams (the standard library's HTTP client) into a file under a
+byte cap, and follows GitHub's redirect to blob storage itself, without the token.
 """
 
 from __future__ import annotations
 
+import io
+import json
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from http.client import HTTPException
+from typing import Any, BinaryIO
+from urllib.parse import urljoin
 
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 items: far above any PR's commits or timeline, a bound on a bad server
+MAX_DOWNLOAD = 1 << 30  # bytes of one artifact when the caller names no cap
+CHUNK = 1 << 20
+REDIRECTS = (301, 302, 303, 307, 308)
 DEFAULT_API_URL = "https://api.github.com"
 REPOSITORY = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
@@ -26,6 +39,21 @@ class GitHubError(Exception):
         self.what, self.status, self.message = what, status, message
         code = f"HTTP {status}" if status is not None else "no answer"
         super().__init__(f"GitHub API: {what}: {code}: {message}")
+
+
+class TooLarge(Exception):
+    """A download that passed its byte cap; nothing after the cap was read."""
+
+    def __init__(self, what: str, detail: str):
+        self.what, self.detail = what, detail
+        super().__init__(f"{what}: the download {detail}")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Leave a redirect to the caller (as an HTTPError carrying ``Location``)."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
 
 
 def plain(obj: Any) -> Any:
@@ -47,16 +75,18 @@ class GitHub:
 
     def __init__(self, repository: str, token: str | None, api_url: str = DEFAULT_API_URL,
                  *, timeout: float = 30.0):
-        from ghapi.all import GhApi
+        from ghapi.core import GhApi  # not ghapi.all: its actions module writes example
+        # GITHUB_REPOSITORY and CONTEXT_* values into os.environ on import
 
         owner, _, name = repository.partition("/")
         self.repository = repository
+        self.api_url, self.timeout = api_url.rstrip("/"), timeout
         self.api = GhApi(owner=owner, repo=name, token=token, gh_host=api_url.rstrip("/"),
                          authenticate=bool(token), timeout=timeout, sync=True)
 
     # -- plumbing ---------------------------------------------------------------------------
     def _call(self, what: str, fn: Callable, *args, **kwargs) -> Any:
-        from ghapi.all import APIError
+        from ghapi.core import APIError
 
         try:
             return fn(*args, **kwargs)
@@ -126,12 +156,48 @@ class GitHub:
         return self._wrapped(f"artifacts of run {run_id}", "artifacts",
                              self.api.actions.list_workflow_run_artifacts, run_id)
 
-    def download_artifact(self, artifact_id: int, name: str) -> bytes:
-        """The artifact's zip. GitHub answers 302 to short-lived storage; the client follows
-        it without the token."""
-        resp = self._call(f"artifact {name}", self.api.actions.download_artifact, artifact_id,
-                          "zip", raw_=True)
-        return bytes(resp.content)
+    def download_artifact(self, artifact_id: int, name: str,
+                          max_bytes: int = MAX_DOWNLOAD) -> bytes:
+        """The artifact's zip in memory (at most ``max_bytes``): see
+        :meth:`download_artifact_to`, which writes it to a file instead."""
+        buf = io.BytesIO()
+        self.download_artifact_to(artifact_id, name, buf, max_bytes)
+        return buf.getvalue()
+
+    def download_artifact_to(self, artifact_id: int, name: str, out: BinaryIO,
+                             max_bytes: int) -> int:
+        """Stream the artifact's zip into ``out``; the bytes written. More than ``max_bytes``
+        raises :class:`TooLarge`: before reading when the Content-Length says so, else as
+        soon as the count passes it. GitHub answers 302 to short-lived blob storage (another
+        origin, its URL signed): that request carries no token."""
+        what = f"artifact {name}"
+        url = f"{self.api_url}/repos/{self.repository}/actions/artifacts/{int(artifact_id)}/zip"
+        headers = {"Accept": "application/vnd.github+json",
+                   "X-GitHub-Api-Version": "2022-11-28"}
+        if self.api.headers.get("Authorization"):  # as ghapi sends it on every other call
+            headers["Authorization"] = self.api.headers["Authorization"]
+        resp = self._open(what, urllib.request.Request(url, headers=headers), follow=False)
+        if resp.status in REDIRECTS:
+            location = resp.headers.get("Location")
+            resp.close()
+            if not location:
+                raise GitHubError(what, resp.status, "a redirect without a Location")
+            resp = self._open(what, urllib.request.Request(urljoin(url, location)), follow=True)
+        with resp:
+            return _copy_capped(what, resp, out, max_bytes)
+
+    def _open(self, what: str, request: urllib.request.Request, *, follow: bool):
+        """The response, or the redirect itself when not ``follow``ing; GitHubError else."""
+        handlers = () if follow else (_NoRedirect(),)
+        try:
+            return urllib.request.build_opener(*handlers).open(request, timeout=self.timeout)
+        except urllib.error.HTTPError as exc:
+            if not follow and exc.code in REDIRECTS:
+                return exc
+            raise GitHubError(what, exc.code, _message(exc)) from None
+        except (urllib.error.URLError, HTTPException, OSError) as exc:
+            reason = getattr(exc, "reason", None) or exc
+            raise GitHubError(what, None, str(reason)[:300]) from None
 
     def create_comment(self, number: int, body: str) -> dict:
         return plain(self._call(f"comment on #{number}", self.api.issues.create_comment,
@@ -140,3 +206,37 @@ class GitHub:
     def update_comment(self, comment_id: int, body: str) -> dict:
         return plain(self._call(f"comment {comment_id}", self.api.issues.update_comment,
                                 comment_id, body=body))
+
+
+def _message(exc: urllib.error.HTTPError) -> str:
+    """GitHub's ``message`` of an error answer, else the start of its body."""
+    try:
+        body = exc.read(4096)
+    except (OSError, HTTPException):
+        body = b""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])[:300]
+    return body.decode("utf-8", "replace").strip()[:300] or str(exc.reason)[:300]
+
+
+def _copy_capped(what: str, resp, out: BinaryIO, max_bytes: int) -> int:
+    length = resp.headers.get("Content-Length")
+    if length and length.isdigit() and int(length) > max_bytes:
+        raise TooLarge(what, f"announces {int(length)} bytes (Content-Length)")
+    written = 0
+    while True:
+        try:
+            chunk = resp.read(min(CHUNK, max_bytes - written + 1))
+        except (OSError, HTTPException) as exc:
+            raise GitHubError(what, None, f"the download broke off after {written} bytes: "
+                                          f"{exc}"[:300]) from None
+        if not chunk:
+            return written
+        written += len(chunk)
+        if written > max_bytes:
+            raise TooLarge(what, f"passed {max_bytes} bytes")
+        out.write(chunk)
