@@ -1,26 +1,45 @@
-"""``eval check``: an eval passes only if its numbers hold up.
+"""``eval check``: an eval passes only on evidence the check establishes itself.
 
-Passing needs, for every eval folder given: both filters (strict-match and
-flexible-extract) at or above the model's threshold; every request answered (a failed
-request is named with its failure class, never counted as a wrong answer); every response
-non-empty; and the saved samples, re-scored here without lm-eval from the filter and metric
-definitions saved with the run, reproducing each sample's extracted answers and verdicts and
-both scores exactly. The per-sample audit says, for each question, what was checked.
+The eval's own account of itself is not trusted. From the test split's file (``--dataset``,
+else the local file the eval recorded at run time) and the plan recorded at run time
+(:mod:`infersweep.evals.plan`), the check derives which questions must have been asked, and
+passes an eval folder only if:
+
+- the split's content digest and the targets' digest recorded at run time match the file;
+- there is exactly one sample per planned question (none missing, none twice, none
+  unplanned) and each sample's target is the split's answer for its doc id;
+- the samples file is inside the eval's folder (:mod:`infersweep.evals.samples`);
+- every request says it was answered (``"ok": true``; a record without the flag is a
+  failure) with a non-empty response, and the summary's request counts are the samples';
+- re-scoring the samples without lm-eval, against the split's targets, reproduces every
+  saved extraction and verdict and both scores (a planned question without a sample counts
+  as wrong);
+- both re-scored filters reach the model's threshold; and, judged for staging
+  (:attr:`Scope.FULL`, the default), the eval asked at least the thresholds file's minimum
+  number of questions for the model.
+
+Each refusal is a :class:`~infersweep.diagnostics.Diagnostic` under a named rule
+(``[eval-...]``), pointing at ``eval.json`` or the sample's line.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.evals import rescore, thresholds
+from infersweep.evals import coverage, rescore, testset, thresholds
+from infersweep.evals import plan as planmod
+from infersweep.evals import samples as samplesmod
+from infersweep.evals.coverage import RERUN
+from infersweep.evals.findings import Findings
 from infersweep.evals.run import EVAL_FILE, SAMPLES_FILE
+from infersweep.evals.scope import Scope
+from infersweep.evals.summary import load_eval
 
-REQUIRED = ("eval-version", "task", "model", "n-samples", "scores", "filters", "metric",
-            "requests")
+__all__ = ["EvalReport", "Scope", "check_folder", "load_eval", "locate_dataset", "markdown"]
+
 SCORE_TOLERANCE = 1e-9
 
 
@@ -32,150 +51,139 @@ class EvalReport:
     threshold: thresholds.Threshold
     scores: dict[str, float]
     rescored: dict[str, float]
-    problems: list[str] = field(default_factory=list)
+    scope: Scope = Scope.FULL
+    questions: int = 0       # the questions the plan asks of the split
+    dataset_rows: int = 0
+    min_questions: thresholds.MinQuestions | None = None
+    dataset: str = ""        # the split judged against, and where it came from
+    diagnostics: list[Diagnostic] = field(default_factory=list)
     audit: list[dict] = field(default_factory=list)
     requests: dict = field(default_factory=dict)
 
     @property
+    def problems(self) -> list[str]:
+        return [str(d) for d in self.diagnostics]
+
+    @property
     def passed(self) -> bool:
-        return not self.problems
+        return not self.diagnostics
+
+    @property
+    def coverage(self) -> str:
+        if self.questions == self.dataset_rows:
+            return f"{self.questions:,} questions"
+        return f"{self.questions:,} of {self.dataset_rows:,} questions (scaled down)"
 
 
-def load_eval(folder: Path) -> dict:
-    path = folder / EVAL_FILE
-    try:
-        data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise InputError(Diagnostic(str(path), 0, 0, "no eval summary here",
-                                    "give the output folder of a finished `eval gsm8k`")) from None
-    except orjson.JSONDecodeError as exc:
-        raise InputError(Diagnostic(str(path), 0, 0, f"not JSON ({exc})")) from None
-    except OSError as exc:
-        raise InputError(Diagnostic(str(path), 0, 0, f"cannot read ({exc.strerror})")) from None
-    if not isinstance(data, dict):
-        raise InputError(Diagnostic(str(path), 1, 1, "expected a JSON object"))
-    missing = [k for k in REQUIRED if k not in data]
-    if missing:
-        raise InputError(Diagnostic(str(path), 1, 1, f"missing {', '.join(missing)}",
-                                    "was it written by `infersweep eval gsm8k`?"))
-    for key in ("scores", "filters"):
-        have = data[key] if isinstance(data[key], dict) else {}
-        absent = [f for f in rescore.FILTERS if f not in have]
-        if absent:
-            raise InputError(Diagnostic(
-                str(path), 1, 1, f"'{key}' lacks the {' and '.join(absent)} filter"
-                f"{'s' if len(absent) > 1 else ''}",
-                "a GSM8K eval is scored by both strict-match and flexible-extract"))
-    try:
-        for f in rescore.FILTERS:
-            spec = data["filters"][f]
-            if not (isinstance(spec.get("regex"), str) and isinstance(spec.get("group_select"), int)
-                    and isinstance(spec.get("fallback"), str)):
-                raise TypeError(f)
-            float(data["scores"][f]["exact_match"])
-        if not isinstance(data["metric"], dict):
-            raise TypeError("metric")
-    except (TypeError, KeyError, AttributeError, ValueError) as exc:
-        raise InputError(Diagnostic(str(path), 1, 1, f"malformed filter, score or metric entry "
-                                    f"({exc})")) from None
-    return data
+def locate_dataset(folder: Path, plan: planmod.Plan, eval_path: str,
+                   given: str | os.PathLike | None) -> tuple[Path, str]:
+    """The test split to judge against and where it came from: ``given`` (``--dataset``),
+    else the local file the eval recorded, if it is on this machine and outside the eval's
+    own folder (a folder cannot vouch for its own questions)."""
+    if given is not None:
+        return Path(given), "--dataset"
+    rec = plan.test_file
+    if rec is None:
+        why = "the eval loaded it from the Hugging Face hub"
+    elif not Path(rec).is_absolute():
+        why = f"the recorded test file {rec!r} is not an absolute path"
+    elif Path(rec).resolve().is_relative_to(Path(folder).resolve()):
+        why = f"the recorded test file {rec} is inside the eval's own folder"
+    elif not Path(rec).is_file():
+        why = f"the recorded test file {rec} is not on this machine"
+    else:
+        return Path(rec), "recorded by the eval"
+    raise InputError(Diagnostic(
+        eval_path, 1, 1, f"the test split to check this eval against is not here: {why}",
+        "give the GSM8K test split the eval ran on (JSONL) with --dataset FILE or "
+        f"INFERSWEEP_EVAL_DATASET=FILE; its rows have sha256 {plan.dataset_sha256}",
+        "eval-dataset-missing"))
 
 
-def load_samples(folder: Path, name: str) -> list[tuple[int, dict]]:
-    path = folder / name
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(Diagnostic(str(path), 0, 0, "samples file not found",
-                                    "the eval's samples are needed to re-score it")) from None
-    except OSError as exc:
-        raise InputError(Diagnostic(str(path), 0, 0, f"cannot read ({exc.strerror})")) from None
-    out = []
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            s = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise InputError(Diagnostic(str(path), lineno, 1, f"not JSON ({exc})")) from None
-        if not (isinstance(s, dict) and isinstance(s.get("target"), str)
-                and isinstance(s.get("extracted"), dict) and isinstance(s.get("exact_match"), dict)
-                and "response" in s):
-            raise InputError(Diagnostic(str(path), lineno, 1, "not a sample line",
-                                        "expected doc_id, target, response, extracted, "
-                                        "exact_match"))
-        out.append((lineno, s))
-    return out
-
-
-def check_folder(folder: Path, limits: dict, prefix: str | None) -> EvalReport:
+def check_folder(folder: Path, limits: dict, prefix: str | None, *, scope: Scope = Scope.FULL,
+                 dataset: str | os.PathLike | None = None) -> EvalReport:
+    """Judge one eval folder. ``limits``: the loaded thresholds file; ``prefix``: the model
+    prefix picking the threshold (default: the eval's own row's); ``dataset``: the test split
+    to judge against (default: the local file the eval recorded). Raises InputError when the
+    folder cannot be judged at all (no summary, no plan, samples outside it, no split)."""
+    folder, scope = Path(folder), Scope(scope)
+    epath = str(folder / EVAL_FILE)
     data = load_eval(folder)
-    samples = load_samples(folder, str(data.get("samples-file") or SAMPLES_FILE))
+    plan = planmod.from_summary(data, epath)
+    spath = samplesmod.inside(folder, data.get("samples-file", SAMPLES_FILE), epath)
+    ds_path, ds_source = locate_dataset(folder, plan, epath, dataset)
+    rows = testset.read_rows(ds_path, "test split")
+    lines = samplesmod.load(spath)
     prefix = prefix or (data.get("provenance") or {}).get("model-prefix")
-    th = thresholds.for_model(limits, prefix, data["model"])
-    spath = str(folder / str(data.get("samples-file") or SAMPLES_FILE))
-    filters, metric = data["filters"], data["metric"]
-    scores = {f: float(data["scores"][f]["exact_match"]) for f in rescore.FILTERS}
-    rep = EvalReport(str(folder), data["model"], prefix, th, scores, {}, requests=data["requests"])
-    sums = dict.fromkeys(rescore.FILTERS, 0.0)
-    disagree = 0
-    for lineno, s in samples:
-        resp = s.get("response")
-        req = s.get("request") or {}
-        row = {"doc_id": s.get("doc_id"), "line": lineno, "target_answer":
-               rescore.extract(r"#### (\-?[0-9\.\,]+)", 0, "", s["target"]),
-               "request_ok": req.get("ok", True), "error_class": req.get("error_class") or "",
-               "retries": req.get("retries", 0), "non_empty": isinstance(resp, str)
-               and bool(resp.strip())}
-        if not row["request_ok"]:
-            rep.problems.append(f"{spath}:{lineno}: doc {s.get('doc_id')}: request failed "
-                                f"({row['error_class']}: {req.get('error', '')[:120]}), "
-                                "not a wrong answer")
-        elif not row["non_empty"]:
-            rep.problems.append(f"{spath}:{lineno}: doc {s.get('doc_id')}: empty response")
-        for f in rescore.FILTERS:
-            spec = filters[f]
-            got = rescore.extract(spec["regex"], spec["group_select"], spec["fallback"],
-                                  resp if isinstance(resp, str) else "")
-            verdict = rescore.exact_match(got, s["target"], metric)
-            sums[f] += verdict
-            saved_x, saved_v = s["extracted"].get(f), s["exact_match"].get(f)
-            row[f] = {"extracted": got, "correct": bool(verdict), "saved_extracted": saved_x,
-                      "saved_correct": None if saved_v is None else bool(saved_v)}
-            if got != saved_x or saved_v is None or float(saved_v) != verdict:
-                disagree += 1
-                if disagree <= 10:
-                    rep.problems.append(
-                        f"{spath}:{lineno}: doc {s.get('doc_id')}: {f} re-scores as "
-                        f"{got!r} ({'correct' if verdict else 'wrong'}), the file says "
-                        f"{saved_x!r} ({'correct' if saved_v else 'wrong'})")
-        rep.audit.append(row)
-    if disagree > 10:
-        rep.problems.append(f"{spath}: {disagree - 10} more re-score disagreements")
-    n = len(samples)
-    if n != data["n-samples"]:
-        rep.problems.append(f"{spath}: {n} samples, but {folder / EVAL_FILE} says "
-                            f"{data['n-samples']}")
-    for f in rescore.FILTERS:
-        rep.rescored[f] = sums[f] / n if n else 0.0
-        if abs(rep.rescored[f] - scores[f]) > SCORE_TOLERANCE:
-            rep.problems.append(f"{folder / EVAL_FILE}: {f} score {scores[f]:.4f} is not "
-                                f"reproduced by its samples ({rep.rescored[f]:.4f})")
-        if scores[f] < th.value:
-            rep.problems.append(f"{folder / EVAL_FILE}: {f} {scores[f]:.4f} is below the "
-                                f"threshold {th.value:.2f} ({th.source})")
-    if n == 0:
-        rep.problems.append(f"{spath}: no samples")
+    expected = plan.doc_ids(len(rows))
+    rep = EvalReport(str(folder), data["model"], prefix,
+                     thresholds.for_model(limits, prefix, data["model"]),
+                     {f: float(data["scores"][f]["exact_match"]) for f in rescore.FILTERS}, {},
+                     scope=scope, questions=len(expected), dataset_rows=len(rows),
+                     min_questions=thresholds.min_questions(limits, prefix, data["model"]),
+                     dataset=f"{ds_path} ({ds_source})", requests=data["requests"])
+    found = Findings()
+    _split(found, epath, plan, rows, expected, data, ds_path)
+    sums, counts = coverage.samples(found, str(spath), lines, rows, expected, data, rep.audit)
+    coverage.totals(found, epath, lines, expected, data, counts)
+    _scores(found, epath, rep, sums)
+    if scope is Scope.FULL and rep.min_questions.value > len(expected):
+        mq = rep.min_questions
+        found.refuse(epath, 1, "eval-too-few-questions",
+                     f"the eval asked {plan.describe(len(rows))}; judged for staging, an eval "
+                     f"of {prefix or data['model']} needs at least {mq.value:,} ({mq.source})",
+                     "run the whole test split (no --limit); a scaled-down run is judged with "
+                     "`eval check --scope local` and is never staged")
+    rep.diagnostics = found.done()
     return rep
 
 
+def _split(found: Findings, epath: str, plan: planmod.Plan, rows: list, expected: range,
+           data: dict, ds_path: Path) -> None:
+    """The split is the one the eval ran on, and the plan and targets are the split's."""
+    got = testset.digest_rows(rows)
+    if got != plan.dataset_sha256:
+        found.refuse(epath, 1, "eval-dataset-digest",
+                     f"the test split {ds_path} ({len(rows):,} rows, sha256 {got}) is not the "
+                     f"one the eval ran on ({plan.rows:,} rows, sha256 {plan.dataset_sha256})",
+                     "check the eval against the split it ran on (--dataset FILE); an eval run "
+                     "on another split is not this GSM8K eval")
+    if plan.questions != len(expected) or data.get("limit") != plan.limit:
+        found.refuse(epath, 1, "eval-plan",
+                     f"the plan records {plan.questions:,} questions with limit "
+                     f"{plan.limit!r} (summary limit {data.get('limit')!r}); the split and the "
+                     f"limit give {len(expected):,}", RERUN)
+    want = testset.digest_targets((i, rows[i][1]) for i in expected)
+    if want != plan.targets_sha256:
+        found.refuse(epath, 1, "eval-targets-digest",
+                     f"the targets recorded at run time (sha256 {plan.targets_sha256}) are not "
+                     f"the split's answers to {plan.describe(len(rows))} (sha256 {want})",
+                     "the eval was scored against other answers than the split's; " + RERUN)
+
+
+def _scores(found: Findings, epath: str, rep: EvalReport, sums: dict) -> None:
+    n = rep.questions
+    th = rep.threshold
+    for f in rescore.FILTERS:
+        rep.rescored[f] = sums[f] / n if n else 0.0
+        if abs(rep.rescored[f] - rep.scores[f]) > SCORE_TOLERANCE:
+            found.refuse(epath, 1, "eval-score-mismatch",
+                         f"{f} score {rep.scores[f]:.4f} is not reproduced by its samples "
+                         f"({rep.rescored[f]:.4f} over {n:,} planned questions)", RERUN)
+        low = min(rep.rescored[f], rep.scores[f])
+        if low < th.value:
+            found.refuse(epath, 1, "eval-below-threshold",
+                         f"{f} {low:.4f} is below the threshold {th.value:.2f} ({th.source})",
+                         "the model does not reach its accuracy threshold on GSM8K")
+
+
 def markdown(reports: list[EvalReport]) -> str:
-    lines = ["### GSM8K evals", "", "| eval | model | strict-match | flexible-extract | threshold "
-             "| retries | failed | result |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["### GSM8K evals", "", "| eval | model | questions | strict-match | flexible-extract "
+             "| threshold | retries | failed | result |", "|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
         q = r.requests
-        lines.append(f"| {r.folder} | {r.model} | {r.scores['strict-match']:.4f} | "
-                     f"{r.scores['flexible-extract']:.4f} | {r.threshold.value:.2f} "
-                     f"({r.threshold.source}) | {q.get('retries', 0)} | {q.get('failed', 0)} | "
-                     f"{'pass' if r.passed else 'FAIL'} |")
+        lines.append(f"| {r.folder} | {r.model} | {r.coverage}, {r.scope} | "
+                     f"{r.scores['strict-match']:.4f} | {r.scores['flexible-extract']:.4f} | "
+                     f"{r.threshold.value:.2f} ({r.threshold.source}) | {q.get('retries', 0)} | "
+                     f"{q.get('failed', 0)} | {'pass' if r.passed else 'FAIL'} |")
     return "\n".join(lines) + "\n"

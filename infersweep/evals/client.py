@@ -19,13 +19,20 @@ import orjson
 
 from infersweep import progress
 from infersweep.atomic import OutputError
-from infersweep.evals.transport import Answer, Endpoint, EvalTransport, RetryPolicy
+from infersweep.evals.answercap import AnswerLimits
+from infersweep.evals.transport import (
+    DEFAULT_MAX_TOKENS,
+    Answer,
+    Endpoint,
+    EvalTransport,
+    RetryPolicy,
+)
 
 
 @dataclass(frozen=True)
 class GenSettings:
     model: str
-    max_completion_tokens: int = 5376
+    max_completion_tokens: int = DEFAULT_MAX_TOKENS
     temperature: float = 0.0
     seed: int | None = None
 
@@ -137,7 +144,8 @@ class EvalClient:
         try:
             with progress.bar(len(bodies), "eval requests", enabled=self.show_progress) as bar:
                 bar.update(counts["ok"])
-                async with EvalTransport(self.ep, self.policy) as tr:
+                limits = AnswerLimits(self.settings.max_completion_tokens)
+                async with EvalTransport(self.ep, self.policy, limits) as tr:
                     async def one(i: int) -> None:
                         async with sem:
                             ans: Answer = await tr.send(orjson.dumps(bodies[i]))

@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from infersweep.diagnostics import InputError
-from infersweep.evals.check import load_eval
 from infersweep.evals.run import EVAL_FILE
+from infersweep.evals.summary import load_eval
 
 COLLECT_VERSION = 1
 

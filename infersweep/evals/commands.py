@@ -14,6 +14,7 @@ from infersweep import ghactions, progress
 from infersweep.atomic import write_atomic
 from infersweep.clitypes import NON_NEGATIVE_INT, POSITIVE_INT, FiniteFloat, non_negative_float
 from infersweep.diagnostics import InputError
+from infersweep.evals.scope import Scope
 from infersweep.evals.thresholds import DEFAULT_PATH
 
 TIMEOUT = FiniteFloat(min=0, min_open=True, max=30 * 86400)
@@ -48,10 +49,14 @@ def eval_group():
 @click.option("--limit", type=POSITIVE_INT, default=None, help="Only the first N questions.")
 @click.option("--max-attempts", type=ATTEMPTS, default=5, show_default=True,
               help="Attempts per request (1 = no retry).")
-@click.option("--request-timeout", type=TIMEOUT, default=1800.0, show_default=True,
-              help="Seconds an attempt may take.")
-@click.option("--idle-timeout", type=TIMEOUT, default=600.0, show_default=True,
-              help="Seconds without a byte before an attempt counts as stalled and is retried.")
+@click.option("--request-timeout", type=TIMEOUT, default=None,
+              help="Seconds an attempt may take [default: 60 + max-completion-tokens / 10, "
+                   "598 for 5,376 tokens: a minute of queue and prefill, then the longest "
+                   "answer allowed at 10 tokens/s].")
+@click.option("--idle-timeout", type=TIMEOUT, default=60.0, show_default=True,
+              help="Seconds without progress (the response head or a complete stream event) "
+                   "before an attempt counts as stalled and is retried; bytes that trickle in "
+                   "without completing an event are no progress.")
 @click.option("--retry-backoff", type=non_negative_float(), default=1.0, show_default=True,
               help="Seconds before the first retry; doubles per retry, at most 10x.")
 @click.option("--fewshot-as-multiturn/--fewshot-as-one-message", default=True,
@@ -70,7 +75,12 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
     from infersweep.bench.tls import TLSConfig
     from infersweep.evals import provenance
     from infersweep.evals.client import GenSettings
-    from infersweep.evals.transport import Endpoint, RetryPolicy, auth_headers
+    from infersweep.evals.transport import (
+        Endpoint,
+        RetryPolicy,
+        auth_headers,
+        default_request_timeout,
+    )
 
     try:
         scheme, host, port = options.base_url(base_url)
@@ -91,6 +101,8 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
         raise InputError("lm-eval is not installed: pip install 'infersweep[eval]'") from None
     if concurrency is None:
         concurrency = int(prov.get("conc") or 64)
+    if request_timeout is None:
+        request_timeout = default_request_timeout(max_completion_tokens)
     path = urlsplit(base_url).path.rstrip("/") + (
         "/v1/chat/completions" if api == "chat" else "/v1/completions")
     ep = Endpoint(host, port, path, chat=api == "chat",
@@ -130,15 +142,29 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
               default=DEFAULT_PATH, show_default=True)
 @click.option("--model-prefix", default=None,
               help="Threshold key [default: the eval's row model-prefix, else the model name].")
+@click.option("--scope", type=click.Choice([s.value for s in Scope]), default=Scope.FULL.value,
+              show_default=True,
+              help="full: judged as staging judges it, so an eval must have asked at least the "
+                   "thresholds file's gsm8k-min-questions for its model (by default the whole "
+                   "1,319-question test split). local: a scaled-down run (eval gsm8k --limit) "
+                   "is judged on the questions it planned, and said to be scaled down.")
+@click.option("--dataset", type=click.Path(dir_okay=False), envvar="INFERSWEEP_EVAL_DATASET",
+              default=None,
+              help="The GSM8K test split (JSONL) the evals ran on, to derive their questions "
+                   "and targets from [env INFERSWEEP_EVAL_DATASET; default: the local test "
+                   "file each eval recorded, if it is on this machine].")
 @click.option("--audit", type=click.Path(dir_okay=False), default=None,
               help="Write the per-sample audit (JSONL: each question's target, both filters' "
                    "re-scored and saved answers and verdicts, the request's outcome).")
 @click.option("--summary", "summary_file", type=click.Path(dir_okay=False),
               default=lambda: os.environ.get("GITHUB_STEP_SUMMARY"),
               help="Markdown summary file [default: $GITHUB_STEP_SUMMARY].")
-def check(folders, threshold_file, model_prefix, audit, summary_file):
-    """Pass only if both filters meet the threshold, every request was answered with a
-    non-empty response, and re-scoring the saved samples reproduces both scores.
+def check(folders, threshold_file, model_prefix, scope, dataset, audit, summary_file):
+    """Pass only on evidence the check establishes itself: the questions the eval planned
+    (from the test split and the recorded plan; split and targets digests match), one sample
+    per question with the split's target, every request explicitly answered with a
+    non-empty response, the saved scores reproduced by re-scoring the samples, both filters
+    at the threshold and, with --scope full, enough questions.
 
     FOLDERS are eval output folders, or folders with eval folders below them."""
     from infersweep.evals import check as checkmod
@@ -151,7 +177,8 @@ def check(folders, threshold_file, model_prefix, audit, summary_file):
     found = []
     for f in folders:
         found += (find([f]) if Path(f).is_dir() else []) or [Path(f)]
-    reports = [checkmod.check_folder(f, limits, model_prefix) for f in found]
+    reports = [checkmod.check_folder(f, limits, model_prefix, scope=Scope(scope),
+                                     dataset=dataset) for f in found]
     if audit:
         lines = b"".join(orjson.dumps({"eval": r.folder, **row}) + b"\n"
                          for r in reports for row in r.audit)
@@ -159,12 +186,14 @@ def check(folders, threshold_file, model_prefix, audit, summary_file):
     ghactions.add_summary(checkmod.markdown(reports), summary_file)
     for r in reports:
         sc, rs = r.scores, r.rescored
-        click.echo(f"{'PASS' if r.passed else 'FAIL'} {r.folder}: {r.model} strict-match "
+        click.echo(f"{'PASS' if r.passed else 'FAIL'} {r.folder}: {r.model} over "
+                   f"{r.coverage} (--scope {r.scope}), strict-match "
                    f"{sc['strict-match']:.4f} (re-scored {rs['strict-match']:.4f}), "
                    f"flexible-extract {sc['flexible-extract']:.4f} (re-scored "
                    f"{rs['flexible-extract']:.4f}), threshold {r.threshold.value:.2f} "
                    f"({r.threshold.source}); {r.requests.get('retries', 0)} retries, "
                    f"{r.requests.get('failed', 0)} failed requests")
+        click.echo(f"  test split: {r.dataset}")
         for p in r.problems:
             click.echo(f"  {p}")
     if not all(r.passed for r in reports):

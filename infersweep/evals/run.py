@@ -3,7 +3,10 @@
 An eval's folder holds, when it finished:
 
 - ``eval.json``: the summary ``eval check`` and ``eval collect`` read (scores of both filters,
-  the filters' and metric's definitions, request counts, retries, failures, provenance);
+  the filters' and metric's definitions, request counts, retries, failures, provenance) and
+  the evidence ``eval check`` derives the expected questions from: the test split's size,
+  content digest and file, the question plan (``--limit``) and the targets' digest
+  (:mod:`infersweep.evals.plan`);
 - ``samples.jsonl``: one line per question (prompt, response, target, each filter's extracted
   answer and verdict, the request's record);
 - ``lm-eval-results.json``: lm-eval's own results (task config, stderr, versions);
@@ -26,12 +29,12 @@ from pathlib import Path
 import orjson
 
 from infersweep.atomic import check_writable, write_atomic
+from infersweep.evals import plan, rescore, task, testset
 from infersweep.evals import provenance as prov
-from infersweep.evals import rescore, task
 from infersweep.evals.client import EvalClient, GenSettings, journal_path
 from infersweep.evals.transport import Endpoint, RetryPolicy
 
-EVAL_VERSION = 1
+EVAL_VERSION = 2  # 2: the dataset, plan and targets-sha256 evidence
 EVAL_FILE = "eval.json"
 SAMPLES_FILE = "samples.jsonl"
 LMEVAL_FILE = "lm-eval-results.json"
@@ -82,15 +85,18 @@ def run(opts: EvalOptions) -> dict:
     t0 = time.monotonic()
     logging.getLogger("lm-eval").setLevel(logging.ERROR)
     with contextlib.redirect_stdout(io.StringIO()):  # lm-eval prints its table to stdout
+        # the task object itself, so that the split it evaluated can be digested afterwards
+        task_obj = manager.load([task_name])["tasks"][task_name]
         results = lm_eval.simple_evaluate(
-            model=lm, tasks=[task_name], limit=opts.limit,
+            model=lm, tasks=[task_obj], limit=opts.limit,
             # None keeps the task's own 5 (passing 5 only makes lm-eval log an override)
             num_fewshot=None if opts.num_fewshot == 5 else opts.num_fewshot,
             log_samples=True, task_manager=manager, apply_chat_template=opts.endpoint.chat,
             fewshot_as_multiturn=opts.endpoint.chat and opts.fewshot_as_multiturn,
             bootstrap_iters=1000, verbosity="ERROR")
     duration = time.monotonic() - t0
-    samples, summary = summarise(results, task_name, client.records, opts, duration)
+    split = testset.from_docs(task_obj.eval_docs)
+    samples, summary = summarise(results, task_name, client.records, opts, duration, split)
     write_atomic(out / LMEVAL_FILE, _json({k: v for k, v in results.items() if k != "samples"}),
                  "eval output")
     write_atomic(out / SAMPLES_FILE, b"".join(orjson.dumps(s) + b"\n" for s in samples),
@@ -100,7 +106,8 @@ def run(opts: EvalOptions) -> dict:
 
 
 def summarise(results: dict, task_name: str, records: list[dict], opts: EvalOptions,
-              duration: float) -> tuple[list[dict], dict]:
+              duration: float, split: list[testset.Row]) -> tuple[list[dict], dict]:
+    """The samples file's lines and ``eval.json``; ``split``: the test split evaluated."""
     cfg = results["configs"][task_name]
     filters = {f["name"]: rescore.filter_spec(f) for f in cfg["filter_list"]}
     metric = next(m for m in cfg["metric_list"] if m["metric"] == "exact_match")
@@ -137,6 +144,9 @@ def summarise(results: dict, task_name: str, records: list[dict], opts: EvalOpti
         "n-samples": len(samples), "scores": scores, "filters": filters, "metric": metric,
         "requests": request_stats(records), "duration-s": round(duration, 3),
         "samples-file": SAMPLES_FILE, "provenance": prov.normalise(opts.provenance),
+        **plan.record(len(split), opts.limit, testset.digest_rows(split),
+                      None if opts.test_file is None else str(Path(opts.test_file).resolve()),
+                      testset.digest_targets((s["doc_id"], s["target"]) for s in samples)),
     }
     return samples, summary
 

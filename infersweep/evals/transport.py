@@ -2,9 +2,11 @@
 
 Every request streams (``stream: true``), so each answer also has a TTFT and an end-to-end
 time. A request is tried up to ``max_attempts`` times; every failed attempt is kept in the
-request's record with its failure class and how long it took, so a stall (no byte for
-``idle_timeout`` seconds) that succeeds on retry is counted and timed rather than hidden. A
-request that exhausts its attempts fails alone: its record says why, the others go on.
+request's record with its failure class and how long it took, so a stall (no progress, the
+response head or a complete stream event, for ``idle_timeout`` seconds: silence, or bytes
+trickling in) that succeeds on retry is counted and timed rather than hidden. An answer that
+runs past its token or byte cap is cut at once (:mod:`infersweep.evals.answercap`). A request
+that exhausts its attempts fails alone: its record says why, the others go on.
 
 A response that is well formed HTTP but not a usable answer is a named failure, never an
 empty string that would be scored as a wrong answer: a stream with no text at all is
@@ -20,14 +22,27 @@ from dataclasses import dataclass, field
 
 from infersweep.bench.failures import Failure
 from infersweep.bench.httpconn import Pool, build_head
-from infersweep.bench.stream import StreamSink
 from infersweep.bench.tls import TLSConfig
+from infersweep.evals.answercap import TOO_LONG, AnswerLimits, CappedSink
 
 EMPTY_RESPONSE = "eval.empty_response"
-# failure classes worth another attempt: the server may answer the same request next time
-NOT_RETRIED = frozenset({Failure.HTTP_4XX.value, Failure.TLS_VERIFY.value})
+# failure classes not worth another attempt: the same request would fail the same way
+NOT_RETRIED = frozenset({Failure.HTTP_4XX.value, Failure.TLS_VERIFY.value, TOO_LONG})
 RETRIED_4XX = (408, 429)
 _now = time.monotonic_ns
+
+# The default timeouts, fitted to GSM8K (docs/evals.md says why): a stall is a minute without
+# progress; an attempt may take the queue and prefill (a minute) plus the longest answer the
+# request allows (max_completion_tokens) at a slow 10 tokens a second.
+IDLE_TIMEOUT_S = 60.0
+FIRST_TOKEN_ALLOWANCE_S = 60.0
+SLOWEST_DECODE_TPS = 10.0
+DEFAULT_MAX_TOKENS = 5376
+
+
+def default_request_timeout(max_tokens: int) -> float:
+    """Seconds an attempt may take by default: 5,376 tokens give 598 s, 512 give 111 s."""
+    return round(FIRST_TOKEN_ALLOWANCE_S + max_tokens / SLOWEST_DECODE_TPS, 1)
 
 
 @dataclass(frozen=True)
@@ -43,8 +58,8 @@ class Endpoint:
 @dataclass(frozen=True)
 class RetryPolicy:
     max_attempts: int = 5
-    request_timeout: float = 1800.0   # seconds for a whole attempt
-    idle_timeout: float = 600.0       # seconds without a byte: a stalled attempt
+    request_timeout: float = default_request_timeout(DEFAULT_MAX_TOKENS)  # a whole attempt
+    idle_timeout: float = IDLE_TIMEOUT_S  # seconds without progress: a stalled attempt
     backoff: float = 1.0              # first wait between attempts; doubles, capped at 10x
     backoff_cap: float = 10.0
 
@@ -85,15 +100,34 @@ def auth_headers() -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
+class _Slot:
+    """Where :meth:`Pool.exchange` registers its connection while the answer is awaited
+    (``slot[conn] = start``, then ``slot.pop(conn, None)``): the transport's table of
+    attempts in flight, with this attempt's sink beside the start, for the watchdog."""
+
+    __slots__ = ("table", "sink")
+
+    def __init__(self, table: dict, sink: CappedSink):
+        self.table, self.sink = table, sink
+
+    def __setitem__(self, conn, start: int) -> None:
+        self.table[conn] = (start, self.sink)
+
+    def pop(self, conn, default=None):
+        return self.table.pop(conn, default)
+
+
 class EvalTransport:
     """Sends request bodies on a keep-alive pool; one instance per event loop."""
 
-    def __init__(self, endpoint: Endpoint, policy: RetryPolicy, connect_timeout: float = 30.0):
+    def __init__(self, endpoint: Endpoint, policy: RetryPolicy, limits: AnswerLimits,
+                 connect_timeout: float = 30.0):
         self.ep = endpoint
         self.policy = policy
+        self.limits = limits
         self.pool = Pool(endpoint.host, endpoint.port, connect_timeout=connect_timeout,
                          tls=endpoint.tls)
-        self.inflight: dict = {}
+        self.inflight: dict = {}  # connection -> (start, sink)
         self._watch: asyncio.Task | None = None
 
     async def __aenter__(self) -> EvalTransport:
@@ -124,12 +158,12 @@ class EvalTransport:
             a["backoff_s"] = wait
             await asyncio.sleep(wait)
 
-    async def _attempt(self, body: bytes) -> tuple[dict, StreamSink, tuple[int]]:
+    async def _attempt(self, body: bytes) -> tuple[dict, CappedSink, tuple[int]]:
         ep = self.ep
         head = build_head("POST", ep.host, ep.port, ep.path, len(body), ep.headers)
-        sink = StreamSink(keep_text=True, chat=ep.chat)
+        sink = CappedSink(self.limits, chat=ep.chat)
         start = _now()
-        await self.pool.exchange(head, body, sink, self.inflight, start)
+        await self.pool.exchange(head, body, sink, _Slot(self.inflight, sink), start)
         cls, err = sink.error_class, sink.error
         if cls == Failure.MISSING_USAGE:  # an answer needs text, not a token count
             cls, err = "", ""
@@ -148,10 +182,16 @@ class EvalTransport:
         while True:
             await asyncio.sleep(tick)
             now = _now()
-            for conn, start in list(self.inflight.items()):
+            for conn, (start, sink) in list(self.inflight.items()):
+                progress = max(sink.progress_t, start)
                 if now - start > req_ns:
                     conn.abort(Failure.TIMEOUT, f"attempt exceeded --request-timeout "
                                f"{p.request_timeout:g}s")
-                elif now - max(conn.last_activity, start) > idle_ns:
-                    conn.abort(Failure.TIMEOUT, f"stalled: no bytes for --idle-timeout "
+                elif now - progress > idle_ns:
+                    if conn.last_activity > progress:  # bytes, but never a whole event
+                        why = (f"bytes trickled in ({sink.body_bytes:,} body bytes in all) "
+                               "without completing a stream event")
+                    else:
+                        why = "no bytes"
+                    conn.abort(Failure.TIMEOUT, f"stalled: {why} for --idle-timeout "
                                f"{p.idle_timeout:g}s")

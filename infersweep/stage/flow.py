@@ -9,11 +9,14 @@ The order, and what each step answers on the pull request:
    the head commit, validated (:mod:`infersweep.stage.runs`) -> else a reply with the reasons;
 4. an acknowledgement comment (what will happen, "this comment will be updated"); from here
    every outcome edits that comment;
-5. artifacts: ``changelog-metadata`` and ``results_bmk`` present and unexpired (``sweep-rows``
-   used when there), each downloaded and unpacked safely (:mod:`infersweep.stage.artifacts`);
-6. the gates: ``results check`` and ``eval check`` semantics (:mod:`infersweep.stage.gates`);
-7. the store and the report (:class:`Backend`, the one place they are called): ingest in one
-   transaction, compare with the newest earlier staged run of each config, rebuild the report;
+5. artifacts: ``changelog-metadata``, ``results_bmk`` and ``sweep-rows`` (the matrix the run
+   was asked for) present and unexpired, each downloaded and unpacked safely
+   (:mod:`infersweep.stage.artifacts`);
+6. the gates: ``results check`` and ``eval check`` on the job folders, against the matrix
+   (:mod:`infersweep.stage.gates`), which also give exactly what may be stored;
+7. the store and the report (:class:`Backend`, the one place they are called): ingest what
+   the gates checked, in one transaction; compare with the newest earlier staged run of each
+   config; rebuild the report;
 8. the acknowledgement edited to the outcome: the report page and the comparison table, or
    the reason and what to do. A success is posted only after the ingest committed.
 
@@ -40,7 +43,7 @@ from infersweep.stage.github import GitHub, GitHubError
 CHANGELOG_ARTIFACT = "changelog-metadata"
 RESULTS_ARTIFACT = "results_bmk"
 ROWS_ARTIFACT = "sweep-rows"
-REQUIRED_ARTIFACTS = (CHANGELOG_ARTIFACT, RESULTS_ARTIFACT)
+REQUIRED_ARTIFACTS = (CHANGELOG_ARTIFACT, RESULTS_ARTIFACT, ROWS_ARTIFACT)
 MAX_BODY = 60_000          # GitHub refuses comments above 65,536 characters
 MAX_LISTED = 20            # problems listed in a reply
 
@@ -75,6 +78,7 @@ class Settings:
     db: str | None = None             # None: INFERSWEEP_DB_URL, else the default SQLite file
     thresholds: Path = Path("configs", "eval-thresholds.yaml")
     workdir: Path | None = None       # where artifacts are unpacked (default: a temp folder)
+    eval_dataset: Path | None = None  # the GSM8K test split evals are checked against
     limits: arts.Limits = field(default_factory=arts.Limits)
 
 
@@ -158,10 +162,12 @@ class Backend:
         except Exception as exc:  # noqa: BLE001 - the outcome stands whatever the store says
             print(f"warning: the staging event was not recorded: {exc}", file=sys.stderr)
 
-    def stage(self, cand: runs.Candidate, run_dir: Path, pr_number: int) -> dict:
-        """Ingest (one transaction), compare, rebuild the report; what the reply shows.
-        Anything failing after the ingest committed raises :class:`AfterIngest`."""
-        points, evals, changelog = storemod.load_run_dir(run_dir)
+    def stage(self, cand: runs.Candidate, verdict: gates.GateResult, changelog: dict | None,
+              pr_number: int) -> dict:
+        """Ingest the gated points and evals (one transaction), compare, rebuild the report;
+        what the reply shows. Anything failing after the ingest committed raises
+        :class:`AfterIngest`."""
+        points, evals = verdict.points, verdict.evals
         run = cand.run
         info = storemod.RunInfo(
             run_id=str(cand.run_id), attempt=cand.attempt, source="github",
@@ -361,14 +367,14 @@ class Stager:
     def _stage(self, req: Request, cand: runs.Candidate) -> Outcome:
         listed = self.gh.artifacts(cand.run_id)
         picked = {}
-        for name in (*REQUIRED_ARTIFACTS, ROWS_ARTIFACT):
+        for name in REQUIRED_ARTIFACTS:
             art = arts.newest(listed, name)
             if art is None:
-                if name == ROWS_ARTIFACT:
-                    continue
+                what = ("the matrix it was asked for, which decides the points it must hold"
+                        if name == ROWS_ARTIFACT else "nothing complete to stage")
                 raise Refused(f"run {cand.run_id} has no `{name}` artifact, so there is "
-                              "nothing complete to stage.", "Re-run the sweep (its collect job "
-                              "uploads it), then stage the new run.")
+                              f"{what}.", "Re-run the sweep (its setup and collect jobs upload "
+                              "it), then stage the new run.")
             if art.get("expired"):
                 raise Refused(f"the `{name}` artifact of run {cand.run_id} has expired "
                               "(GitHub keeps artifacts for a limited time).",
@@ -403,15 +409,16 @@ class Stager:
                               f"{exc}.", "Artifacts of a sweep are written by its own jobs; "
                               "re-run the sweep and stage the new run.") from None
             folders[name] = target
-        rows = gates.matrix_rows(folders.get(ROWS_ARTIFACT))
+        rows = gates.matrix_rows(folders[ROWS_ARTIFACT])
         verdict = gates.judge(folders[RESULTS_ARTIFACT], rows, self.settings.thresholds,
-                              str(cand.run_id))
+                              str(cand.run_id), eval_dataset=self.settings.eval_dataset)
         if not verdict.passed:
             raise Refused(f"run {cand.run_id} is not stageable ({verdict.line()}), "
                           f"{len(verdict.problems)} problem(s):\n\n" + _bullets(verdict.problems),
                           "Fix them (re-run the failed jobs or the sweep), then stage the new "
                           "attempt. The run's conclusion does not matter; these checks do.")
-        staged = self.backend.stage(cand, workdir, req.number)
+        changelog = storemod.read_changelog(folders[CHANGELOG_ARTIFACT])
+        staged = self.backend.stage(cand, verdict, changelog, req.number)
         text = (f"staged [run {cand.run_id}]({cand.url}){self._attempt(cand)}: "
                 f"{len(staged['points'])} point(s), {len(staged['evals'])} eval(s); "
                 f"{verdict.line()}.\n\nReport: {staged['page']}\n\n"

@@ -1,28 +1,40 @@
-"""Whether a downloaded run may be staged: ``results check`` and ``eval check``, in-process.
+"""Whether a downloaded run may be staged, and exactly what is stored if it may.
 
-The run's conclusion is not consulted. The results gate is
-:func:`infersweep.results.check.check` on the run's aggregate (``aggregate/results.json``
-of the ``results_bmk`` artifact), with the run's own matrix (the ``sweep-rows`` artifact)
-as the authority on which points were asked for when it was downloaded. The eval gate is
-:func:`infersweep.evals.check.check_folder` on every eval folder of the artifact (in the job
-folders under ``results/``; runs of earlier versions kept them apart in ``evals/``), with the
-thresholds of the checkout staging runs from; a matrix row marked ``run-eval`` without an
-eval is a problem too.
+The rule: **what is stored is what was gated**. Nothing is taken from a file the run wrote
+about itself. The points are rebuilt here from the job folders (``results/`` of the
+``results_bmk`` artifact: each job's manifest, row and point files) through ``results
+collect``'s own code and judged by :func:`infersweep.results.check.check`, with the run's
+matrix (the ``sweep-rows`` artifact, required) as the only authority on which points were
+asked for. The evals are the eval folders inside those job folders (runs of earlier versions
+kept them apart in ``evals/``), each judged by :func:`infersweep.evals.check.check_folder`
+against the test split and the thresholds of the checkout staging runs from; the eval rows
+stored are built from the folders that passed. The collect job's aggregates
+(``aggregate/results.json`` and ``evals.json``) are compared with that evidence: an aggregate
+that says something else (a forged score, a point removed) refuses the run.
+
+The run's conclusion is not consulted.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from infersweep.diagnostics import InputError
 from infersweep.results import check as checking
 from infersweep.results import collect as collecting
+from infersweep.results.sources import load_json
 
 AGGREGATE = Path("aggregate", "results.json")
+EVAL_AGGREGATE = Path("aggregate", "evals.json")
 EVALS = "evals"
 RESULTS = "results"
 ROWS_FILE = "sweep-rows.json"
+SHOWN = 5  # disagreements named per aggregate
+EVAL_SCORES = ("n-samples", "em-strict", "em-flexible", "requests-failed")
+WHERE = ("result_file", "source", "replaced")  # where a machine kept a file, not a measurement
 
 
 @dataclass
@@ -30,6 +42,8 @@ class GateResult:
     problems: list[str] = field(default_factory=list)   # one line each, for the reply
     counts: dict = field(default_factory=dict)
     evals_checked: int = 0
+    points: list[dict] = field(default_factory=list)    # what the store gets: the checked
+    evals: list[dict] = field(default_factory=list)     # evidence, nothing else
 
     @property
     def passed(self) -> bool:
@@ -42,74 +56,156 @@ class GateResult:
         return head + evals
 
 
-def matrix_rows(rows_dir: Path | None) -> list[dict] | None:
-    if rows_dir is None:
-        return None
+def matrix_rows(rows_dir: Path) -> list[dict]:
+    """The run's matrix: the rows file of the ``sweep-rows`` artifact."""
     from infersweep.results.commands import _matrix_rows
 
     return _matrix_rows(Path(rows_dir) / ROWS_FILE)
 
 
-def judge(bmk_dir: Path, rows: list[dict] | None, thresholds_file: Path,
-          run_id: str | None = None) -> GateResult:
-    """Both gates on an unpacked ``results_bmk``; with ``run_id``, every row must say it was
-    measured by that run (an artifact holding another run's rows is not this run's)."""
+def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | None = None,
+          *, eval_dataset: str | os.PathLike | None = None) -> GateResult:
+    """Both gates on an unpacked ``results_bmk`` against the run's matrix ``rows``; with
+    ``run_id``, every row and eval must say it was measured by that run. On a pass,
+    ``points`` and ``evals`` are what the store may take."""
     out = GateResult()
-    agg_path = Path(bmk_dir) / AGGREGATE
-    if not agg_path.is_file():
-        out.problems.append(f"the results_bmk artifact has no {AGGREGATE.as_posix()} (the "
+    bmk_dir = Path(bmk_dir)
+    jobs = bmk_dir / RESULTS
+    if not jobs.is_dir():
+        out.problems.append(f"the results_bmk artifact has no {RESULTS}/ job folders (the "
                             "collect job did not finish)")
         return out
     try:
-        g = collecting.gather([str(agg_path)], allow_incomplete=True)
+        g = collecting.gather([str(jobs)], allow_incomplete=True, allow_empty=True)
     except InputError as exc:
-        out.problems += [d.message for d in exc.diagnostics]
+        out.problems += [str(d) for d in exc.diagnostics]
         return out
     agg = collecting.aggregate(g)
     problems, counts = checking.check(agg, errors=g.errors, matrix_rows=rows)
     out.counts = counts
     out.problems += [f"results check: {p}" for p in problems]
     if run_id is not None:
-        others = sorted({str(r.get("run_id")) for r in agg["rows"]} - {run_id})
+        # every row read, not only the rerun rule's winners
+        others = sorted({str(r.get("run_id")) for r in g.rows} - {run_id})
         if others:
-            out.problems.append(f"the aggregate holds rows of run {', '.join(others)[:200]}, "
+            out.problems.append(f"the job folders hold rows of run {', '.join(others)[:200]}, "
                                 f"not of run {run_id}")
-    _evals(Path(bmk_dir), rows, thresholds_file, out)
+    out.problems += _disagreements(bmk_dir / AGGREGATE, agg["rows"], "rows",
+                                   collecting.point_key, _point_label)
+    evals = _evals(bmk_dir, rows, thresholds_file, run_id, eval_dataset, out)
+    out.problems += _disagreements(bmk_dir / EVAL_AGGREGATE, evals, "evals", _eval_key,
+                                   _eval_label, fields=EVAL_SCORES)
+    if out.passed:
+        for r in agg["rows"]:  # where in the artifact, not where this machine unpacked it
+            r["result_file"] = _relative(str(r["result_file"]), bmk_dir)
+        out.points, out.evals = agg["rows"], evals
     return out
 
 
-def _evals(folder: Path, rows: list[dict] | None, thresholds_file: Path,
-           out: GateResult) -> None:
+def _point_label(r: dict) -> str:
+    return f"{r.get('config_key')} {r.get('recipe_name')} c={r.get('conc')}"
+
+
+def _eval_key(r: dict) -> tuple:
+    return (r.get("config-key"), r.get("recipe-fingerprint"), r.get("run-id"), r.get("task"))
+
+
+def _eval_label(r: dict) -> str:
+    return f"{r.get('config-key')} {r.get('task')} (recipe {str(r.get('recipe-fingerprint'))[:12]})"
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+def _disagreements(path: Path, evidence: list[dict], list_key: str, key, label,
+                   fields: tuple[str, ...] | None = None) -> list[str]:
+    """Where the collect job's aggregate at ``path`` says other than the evidence: a row it
+    lacks or adds, or a value (of ``fields``, else every field both have) it changes."""
+    if not path.is_file():
+        return []
+    name = f"{path.parent.name}/{path.name}"
+    tail = (f"{name} is not what the job folders hold: the aggregate was edited or written by "
+            "another run; re-run the sweep")
+    try:
+        data = load_json(path, name)
+        claimed = data.get(list_key) if isinstance(data, dict) else None
+        if not isinstance(claimed, list) or not all(isinstance(r, dict) for r in claimed):
+            raise ValueError(f"no '{list_key}' list of objects")
+        claimed_by = {key(r): r for r in claimed}
+    except (InputError, ValueError, TypeError) as exc:
+        return [f"{name}: cannot be compared with the job folders ({exc})", tail]
+    mine = {key(r): r for r in evidence}
+    found = []
+    for k in sorted(set(mine) - set(claimed_by), key=str):
+        found.append(f"{name} lacks {label(mine[k])}, which the job folders hold")
+    for k in sorted(set(claimed_by) - set(mine), key=str):
+        found.append(f"{name} has {label(claimed_by[k])}, which no checked job folder holds")
+    for k in sorted(set(mine) & set(claimed_by), key=str):
+        a, b = mine[k], claimed_by[k]
+        names = fields or sorted(set(a) & set(b) - set(WHERE))
+        changed = [f for f in names if not _same(a.get(f), b.get(f))]
+        if changed:
+            f = changed[0]
+            found.append(f"{name} says {f} = {b.get(f)!r} for {label(a)}; the job folders "
+                         f"give {a.get(f)!r}")
+    if len(found) > SHOWN:
+        found = found[:SHOWN] + [f"{name}: {len(found) - SHOWN} more disagreement(s)"]
+    return found + [tail] if found else []
+
+
+def _evals(folder: Path, rows: list[dict], thresholds_file: Path, run_id: str | None,
+           dataset, out: GateResult) -> list[dict]:
+    """The eval rows built from the eval folders that pass ``eval check``."""
     from infersweep.changelog.buckets import recipe_fingerprint
     from infersweep.evals import check as evalcheck
+    from infersweep.evals import collect as evalcollect
     from infersweep.evals import thresholds
-    from infersweep.evals.collect import find
 
     # eval folders sit in their job folders (results/); older runs uploaded them apart (evals/)
-    found = find([str(d) for d in (folder / RESULTS, folder / EVALS) if d.is_dir()])
-    wanted = {recipe_fingerprint(r): r for r in rows or [] if r.get("run-eval")}
+    found = evalcollect.find([str(d) for d in (folder / RESULTS, folder / EVALS) if d.is_dir()])
+    wanted = {recipe_fingerprint(r): r for r in rows if r.get("run-eval")}
     if not found and not wanted:
-        return
+        return []
     try:
         limits = thresholds.load(str(thresholds_file))
     except InputError as exc:
         out.problems += [f"eval check: {d}" for d in exc.diagnostics]
-        return
-    have = set()
+        return []
+    passed, have = [], set()
     for f in found:
+        rel = f.relative_to(folder).as_posix()
         try:
-            rep = evalcheck.check_folder(f, limits, None)
+            rep = evalcheck.check_folder(f, limits, None, dataset=dataset)
             data = evalcheck.load_eval(f)
         except InputError as exc:
-            out.problems += [f"eval check: {d}" for d in exc.diagnostics]
+            out.problems += [f"eval check: {_relative(str(d), folder)}" for d in exc.diagnostics]
             continue
         out.evals_checked += 1
-        have.add((data.get("provenance") or {}).get("recipe-fingerprint"))
-        rel = f.relative_to(folder).as_posix() if f.is_relative_to(folder) else f
-        out.problems += [f"eval check: {rel}: {p.replace(str(f) + '/', '')}"
-                         for p in rep.problems]
+        prov = data.get("provenance") or {}
+        have.add(prov.get("recipe-fingerprint"))
+        out.problems += [f"eval check: {_relative(p, folder)}" for p in rep.problems]
+        if run_id is not None and str(prov.get("run-id")) != run_id:
+            out.problems.append(f"eval check: {rel}: measured by run {prov.get('run-id')}, not "
+                                f"by run {run_id}")
+        if rep.passed:
+            passed.append(f)
     for fp, row in sorted(wanted.items()):
         if fp not in have:
             out.problems.append(f"eval check: matrix row {row.get('model-prefix')} "
                                 f"{row.get('runner')} {row.get('framework')} is marked run-eval "
                                 "and has no eval")
+    evals = evalcollect.collect([str(f) for f in passed])["evals"] if passed else []
+    for e in evals:  # where in the artifact, not where this machine unpacked it
+        e["source"] = _relative(e["source"], folder)
+        e["replaced"] = [_relative(s, folder) for s in e["replaced"]]
+    return evals
+
+
+def _relative(text: str, folder: Path) -> str:
+    return text.replace(str(folder) + os.sep, "")

@@ -77,13 +77,18 @@ def _check_url(value: str, what: str) -> str:
 @click.option("--thresholds", type=click.Path(dir_okay=False, path_type=Path),
               default=Path(DEFAULT_PATH), show_default=True,
               help="Eval thresholds of the eval gate (the trusted checkout's).")
+@click.option("--eval-dataset", type=click.Path(dir_okay=False, path_type=Path),
+              envvar="INFERSWEEP_EVAL_DATASET", default=None,
+              help="The GSM8K test split (JSONL) the run's evals are checked against "
+                   "[default: $INFERSWEEP_EVAL_DATASET, else the file each eval recorded, "
+                   "when it is on this machine].")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Unpack the artifacts here (must not hold them yet) [default: a temporary "
                    "folder, removed afterwards].")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append the outcome here [default: $GITHUB_STEP_SUMMARY].")
 def stage(event_file, event_name, repository, api_url, site_url, site_dir, db, thresholds,
-          workdir, step_summary):
+          eval_dataset, workdir, step_summary):
     """Answer a `/stage-results [<run-id>]` pull-request comment.
 
     Checks the commenter's permission, the pull request's labels and the run, acknowledges
@@ -106,7 +111,8 @@ def stage(event_file, event_name, repository, api_url, site_url, site_dir, db, t
         _check_url(site_url, "--site-url")
     token = os.environ.get(TOKEN_ENV) or None
     settings = flow.Settings(repository=repository, site_url=site_url, site_dir=site_dir,
-                             db=db, thresholds=thresholds, workdir=workdir)
+                             db=db, thresholds=thresholds, workdir=workdir,
+                             eval_dataset=eval_dataset)
     if flow.comment.parse(req.body).kind == flow.comment.IGNORE:
         click.echo("the comment is not /stage-results: nothing to do")
         return

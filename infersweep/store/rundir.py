@@ -55,7 +55,8 @@ def _one_below(root: Path, rel: Path | str, what: str) -> Path | None:
     return found[0] if found else None
 
 
-def _changelog(root: Path) -> dict | None:
+def read_changelog(root: Path) -> dict | None:
+    """The run's changelog metadata at or below ``root`` (one document, or None)."""
     found = sorted({*root.glob(CHANGELOG), *root.glob(f"*/{CHANGELOG}"),
                     *root.glob(f"*/*/{CHANGELOG}")})
     docs = []
@@ -120,7 +121,7 @@ def read_run_dir(path) -> RunDir:
     ids = {r["run_id"] for r in g.rows} | {e.get("run-id") for e in evals if e.get("run-id")}
     attempts = [r["attempt"] for r in rows] + [e["attempt"] for e in evals
                                                if isinstance(e.get("attempt"), int)]
-    return RunDir(points=rows, evals=evals, changelog=_changelog(root), layout=layout,
+    return RunDir(points=rows, evals=evals, changelog=read_changelog(Path(root)), layout=layout,
                   run_id=next(iter(ids)) if len(ids) == 1 else None, run_ids=sorted(ids),
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,

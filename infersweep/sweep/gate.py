@@ -81,6 +81,7 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
         return verdict
     from infersweep.evals import check as evalcheck
     from infersweep.evals import thresholds
+    from infersweep.evals.scope import Scope
 
     try:
         limits = thresholds.load(str(Path(repo) / THRESHOLDS))
@@ -92,9 +93,11 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
         if not folder.is_dir():
             verdict.eval_problems.append(f"{folder}: {NO_EVAL}")
             continue
+        # a scaled-down sweep runs scaled-down evals (--limit): judged as such, never as staged
+        scope = Scope.LOCAL if float(m.get("scale-down") or 1) > 1 else Scope.FULL
         try:
             # the row's model prefix picks the threshold (a cluster eval has no --row)
-            rep = evalcheck.check_folder(folder, limits, row.get("model-prefix"))
+            rep = evalcheck.check_folder(folder, limits, row.get("model-prefix"), scope=scope)
         except InputError as exc:
             verdict.eval_problems.append(str(exc))
             continue

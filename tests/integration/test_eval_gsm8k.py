@@ -85,7 +85,8 @@ def test_check_passes_at_96_and_fails_at_85_for_dsv4(sim, gsm8k, tmp_path, seed_
     assert abs(strict - accuracy) < 0.05 and abs(flex - accuracy) < 0.05
 
     audit = tmp_path / "audit.jsonl"
-    c = infersweep("eval", "check", out, "--thresholds", THRESHOLDS, "--audit", audit)
+    c = infersweep("eval", "check", out, "--scope", "local", "--thresholds", THRESHOLDS,
+                   "--audit", audit)
     no_traceback(c)
     assert c.returncode == expected, c.stdout
     assert "threshold 0.91 (models.dsv4)" in c.stdout
@@ -130,7 +131,8 @@ def test_stalled_requests_are_counted_retries_and_the_run_completes(sim, gsm8k, 
     retried = [s for s in retried if s["request"]["retries"]]
     assert len(retried) == q["retried-requests"]
     assert all("stalled" in s["request"]["attempts"][0]["error"] for s in retried)
-    c = infersweep("eval", "check", out, "--thresholds", THRESHOLDS, "--model-prefix", "dsv4")
+    c = infersweep("eval", "check", out, "--scope", "local", "--thresholds", THRESHOLDS,
+                   "--model-prefix", "dsv4")
     assert c.returncode == 0, c.stdout
 
 
@@ -143,7 +145,7 @@ def test_a_stopped_run_resumes_sending_only_what_is_missing(sim, gsm8k, tmp_path
     assert first.returncode == 1 and "requests failed after 1 attempts" in first.stderr
     q1 = json.loads((out / "eval.json").read_text())["requests"]
     assert q1["failed"] > 0 and q1["failures"] == {"http_5xx": q1["failed"]}
-    c = infersweep("eval", "check", out, "--thresholds", THRESHOLDS)
+    c = infersweep("eval", "check", out, "--scope", "local", "--thresholds", THRESHOLDS)
     assert c.returncode == 1 and "request failed (http_5xx" in c.stdout
 
     healthy = sim("--eval-answer-key", gsm8k[0], "--eval-accuracy", "0.96", *FAST)
@@ -153,7 +155,8 @@ def test_a_stopped_run_resumes_sending_only_what_is_missing(sim, gsm8k, tmp_path
     assert q2["resumed"] == q1["ok"] and q2["failed"] == 0
     stats = json.loads(healthy.get("/debug/stats"))
     assert stats["requests"] == q1["failed"]
-    assert infersweep("eval", "check", out, "--thresholds", THRESHOLDS).returncode == 0
+    assert infersweep("eval", "check", out, "--scope", "local", "--thresholds",
+                      THRESHOLDS).returncode == 0
 
 
 def _malformed(kind: str):
@@ -185,6 +188,6 @@ def test_a_malformed_answer_is_a_named_failure_not_a_wrong_answer(gsm8k, tmp_pat
     assert p.returncode == 1
     q = json.loads((out / "eval.json").read_text())["requests"]
     assert q["failures"] == {cls: 5} and q["retries"] == retries
-    c = infersweep("eval", "check", out, "--thresholds", THRESHOLDS)
+    c = infersweep("eval", "check", out, "--scope", "local", "--thresholds", THRESHOLDS)
     assert c.returncode == 1
     assert c.stdout.count(f"request failed ({cls}") == 5 and "not a wrong answer" in c.stdout

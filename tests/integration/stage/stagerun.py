@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infersweep.changelog.buckets import recipe_fingerprint
-from infersweep.evals import rescore
+from infersweep.evals import dataset as evaldata
+from infersweep.evals import plan as evalplan
+from infersweep.evals import rescore, testset
+from infersweep.evals.thresholds import GSM8K_TEST_QUESTIONS
 from infersweep.results import collect as collecting
 from tests import resultsrun
 from tests.ghdouble import GitHubDouble
@@ -49,8 +52,16 @@ def matrix_row(concs=(4, 8), run_eval=True) -> dict:
     return row
 
 
-def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True) -> None:
-    """An eval folder that `eval check` re-scores exactly (10 GSM8K-style samples)."""
+def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True, *,
+               dataset: Path) -> None:
+    """An eval folder that `eval check` judges for staging: all 1,319 questions of a
+    GSM8K-format test split written at ``dataset`` (outside the artifact), re-scored exactly,
+    with the split's and targets' digests and the question plan an `eval gsm8k` records."""
+    if not dataset.is_file():
+        dataset.parent.mkdir(parents=True, exist_ok=True)
+        dataset.write_text("".join(json.dumps(r) + "\n"
+                                   for r in evaldata.problems(GSM8K_TEST_QUESTIONS, 7)))
+    split = testset.read_rows(dataset, "test split")
     folder.mkdir(parents=True)
     filters = {"strict-match": {"regex": r"#### (\-?[0-9\.\,]+)", "group_select": 0,
                                 "fallback": "[invalid]"},
@@ -59,11 +70,10 @@ def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True) -> N
     metric = {"ignore_case": True, "ignore_punctuation": False,
               "regexes_to_ignore": [",", r"\$", "(?s).*#### ", r"\.$"]}
     lines, sums = [], dict.fromkeys(rescore.FILTERS, 0.0)
-    for i in range(10):
-        answer = 40 + i
-        wrong = not score_ok and i < 5
+    for i, (_question, target) in enumerate(split):
+        answer = int(target.rsplit("#### ", 1)[1].replace(",", ""))
+        wrong = not score_ok and i % 2 == 0
         resp = f"Adding up gives #### {answer + (1 if wrong else 0)}"
-        target = f"Work it out. #### {answer}"
         extracted, verdicts = {}, {}
         for f, spec in filters.items():
             got = rescore.extract(spec["regex"], spec["group_select"], spec["fallback"], resp)
@@ -74,11 +84,15 @@ def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True) -> N
                                  "extracted": extracted, "exact_match": verdicts,
                                  "request": {"ok": True, "retries": 0}}))
     (folder / "samples.jsonl").write_text("\n".join(lines) + "\n")
-    scores = {f: {"exact_match": sums[f] / 10, "stderr": 0.01} for f in rescore.FILTERS}
+    n = len(split)
+    scores = {f: {"exact_match": sums[f] / n, "stderr": 0.01} for f in rescore.FILTERS}
     (folder / "eval.json").write_text(json.dumps({
-        "eval-version": 1, "task": "gsm8k", "model": row["model"], "n-samples": 10,
+        "eval-version": 2, "task": "gsm8k", "model": row["model"], "n-samples": n,
         "concurrency": row.get("eval-conc"), "scores": scores, "filters": filters,
-        "metric": metric, "requests": {"total": 10, "ok": 10, "failed": 0, "retries": 0},
+        "metric": metric, "requests": {"total": n, "ok": n, "failed": 0, "retries": 0},
+        "limit": None, "samples-file": "samples.jsonl",
+        **evalplan.record(n, None, testset.digest_rows(split), str(dataset.resolve()),
+                          testset.digest_targets((i, a) for i, (_, a) in enumerate(split))),
         "provenance": {"config-key": "dsv4-fp4-mi355x-atom-disagg",
                        "recipe-fingerprint": recipe_fingerprint(row),
                        "model-prefix": row["model-prefix"], "image": row["image"],
@@ -94,7 +108,8 @@ def results_bmk(tmp: Path, row: dict, *, run_id: str = str(RUN), with_eval: bool
     (root / "aggregate").mkdir(parents=True)
     (root / "aggregate" / "results.json").write_bytes(collecting.to_json(agg))
     if with_eval:
-        write_eval(root / "evals" / "eval_r1_1" / "eval", row, run_id, eval_ok)
+        write_eval(root / "evals" / "eval_r1_1" / "eval", row, run_id, eval_ok,
+                   dataset=tmp / "gsm8k" / "test.jsonl")
         from infersweep.evals import collect as evalcollect
 
         rows = evalcollect.collect([str(root / "evals")])

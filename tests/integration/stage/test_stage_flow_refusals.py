@@ -159,7 +159,7 @@ def test_an_artifact_that_expires_between_listing_and_download_is_refused(gh, tm
     assert "Re-run the sweep" in body
 
 
-@pytest.mark.parametrize("name", ["results_bmk", "changelog-metadata"])
+@pytest.mark.parametrize("name", ["results_bmk", "changelog-metadata", "sweep-rows"])
 def test_a_missing_artifact_is_refused(gh, tmp_path, run_cli, name):
     _with_artifacts(gh, tmp_path, **{name: None})
     _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
@@ -201,13 +201,60 @@ def test_an_unsafe_zip_is_refused_and_nothing_leaves_the_folder(gh, tmp_path, ru
     assert not (tmp_path / "outside.json").exists()
 
 
-def test_an_aggregate_that_fails_its_schema_is_refused(gh, tmp_path, run_cli):
-    bad = sr.zip_members([("aggregate/results.json",
-                           json.dumps({"aggregate-version": 1, "rows": "none"}).encode())])
-    _with_artifacts(gh, tmp_path, results_bmk=bad)
+def _edited(data: bytes, member: str, edit) -> bytes:
+    """The zip ``data`` with the JSON member ``member`` replaced by ``edit(its JSON)``."""
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = [(n, zf.read(n)) for n in zf.namelist()]
+    return sr.zip_members([(n, json.dumps(edit(json.loads(b))).encode() if n == member else b)
+                           for n, b in members])
+
+
+def _stage_edited(gh, tmp_path, run_cli, member, edit, fragment):
+    s = sr.sweep(gh, tmp_path)
+    bmk = _edited(sr.results_bmk(tmp_path, s.row), member, edit)
+    s.add_run(artifacts={"results_bmk": bmk, "changelog-metadata": sr.changelog_zip(),
+                         "sweep-rows": sr.rows_zip([s.row])})
     body = _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
                     "is not stageable", acknowledged=True, tmp_path=tmp_path)
-    assert "not a aggregate" in body or "not an aggregate" in body
+    assert fragment in body, body
+    assert "the aggregate was edited or written by another run" in body
+    return body
+
+
+def test_an_aggregate_that_is_not_one_is_refused(gh, tmp_path, run_cli):
+    _stage_edited(gh, tmp_path, run_cli, "aggregate/results.json",
+                  lambda agg: {**agg, "rows": "none"},
+                  "aggregate/results.json: cannot be compared with the job folders")
+
+
+def test_a_forged_eval_score_in_the_aggregate_is_refused(gh, tmp_path, run_cli):
+    """The eval folders re-score to what they hold; the aggregate says 0.999."""
+    def forge(doc):
+        for e in doc["evals"]:
+            e.update({"em-strict": 0.999, "em-flexible": 0.999})
+        return doc
+
+    _stage_edited(gh, tmp_path, run_cli, "aggregate/evals.json", forge,
+                  "aggregate/evals.json says em-strict = 0.999")
+
+
+def test_a_point_removed_from_the_aggregate_is_missed(gh, tmp_path, run_cli):
+    def drop(agg):
+        return {**agg, "rows": agg["rows"][1:]}
+
+    _stage_edited(gh, tmp_path, run_cli, "aggregate/results.json", drop,
+                  "aggregate/results.json lacks dsv4-fp4-mi355x-atom-disagg")
+
+
+def test_a_throughput_raised_in_the_aggregate_is_refused(gh, tmp_path, run_cli):
+    def raise_tput(agg):
+        agg["rows"][0]["tput_per_gpu"] = agg["rows"][0]["tput_per_gpu"] * 2
+        return agg
+
+    _stage_edited(gh, tmp_path, run_cli, "aggregate/results.json", raise_tput,
+                  "aggregate/results.json says tput_per_gpu = ")
 
 
 def test_a_run_missing_points_of_its_matrix_is_refused(gh, tmp_path, run_cli):
@@ -301,5 +348,5 @@ def test_an_artifact_holding_another_runs_rows_is_refused(gh, tmp_path, run_cli)
                          "changelog-metadata": sr.changelog_zip(),
                          "sweep-rows": sr.rows_zip([s.row])})
     _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
-             "the aggregate holds rows of run 111, not of run 33825304569", acknowledged=True,
+             "the job folders hold rows of run 111, not of run 33825304569", acknowledged=True,
              tmp_path=tmp_path)

@@ -141,3 +141,41 @@ def test_refusals_are_recorded_as_staging_events(gh, tmp_path, run_cli, store_ur
     assert {e["comment_url"] for e in events} == replies
     assert all(u.startswith(f"https://github.com/octo-org/infersweep/pull/{sr.PR}#issuecomment-")
                for u in replies)
+
+
+def test_what_is_stored_is_exactly_what_was_gated(gh, tmp_path, run_cli):
+    """An eval folder riding in another artifact is never checked, so never stored; the
+    points and evals in the store are the ones the gates rebuilt from the job folders."""
+    import io
+    import zipfile
+
+    from infersweep.stage import gates
+
+    s = sr.sweep(gh, tmp_path)
+    smuggled = tmp_path / "smuggled"
+    sr.write_eval(smuggled / "evals" / "extra" / "eval", {**s.row, "tp": 4}, str(sr.RUN),
+                  dataset=tmp_path / "gsm8k" / "test.jsonl")
+    meta = zipfile.ZipFile(io.BytesIO(sr.changelog_zip()))
+    members = [(n, meta.read(n)) for n in meta.namelist()]
+    members += [(p.relative_to(smuggled).as_posix(), p.read_bytes())
+                for p in sorted(smuggled.rglob("*")) if p.is_file()]
+    bmk = sr.results_bmk(tmp_path, s.row)
+    s.add_run(artifacts={"results_bmk": bmk, "changelog-metadata": sr.zip_members(members),
+                         "sweep-rows": sr.rows_zip([s.row])})
+    db = f"sqlite:///{tmp_path / 'exact.db'}"
+    code, out, err = _stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}", db)
+    assert code == 0, out + err
+
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(io.BytesIO(bmk)) as zf:
+        zf.extractall(unpacked)
+    verdict = gates.judge(unpacked, [s.row], sr.resultsrun_repo() / "configs" /
+                          "eval-thresholds.yaml", str(sr.RUN))
+    assert verdict.passed, verdict.problems
+    with open_store(db) as st:
+        (run,) = st.staged_runs()
+    assert len(run.evals) == len(verdict.evals) == 1
+    assert run.evals[0]["recipe-fingerprint"] == verdict.evals[0]["recipe-fingerprint"]
+    assert run.evals[0]["em-strict"] == verdict.evals[0]["em-strict"]
+    assert sorted((p["conc"], p["tput_per_gpu"]) for p in run.points) == sorted(
+        (p["conc"], p["tput_per_gpu"]) for p in verdict.points)
