@@ -41,14 +41,17 @@ def build_body(settings: GenSettings, chat: bool, context, stop: list[str]) -> d
     """The OpenAI request body for one prompt (``context``: text, or chat messages)."""
     body: dict = {"model": settings.model, "stream": True,
                   "stream_options": {"include_usage": True},
-                  "max_completion_tokens": settings.max_completion_tokens,
+                  "max_tokens": settings.max_completion_tokens,
                   "temperature": settings.temperature}
     if chat:
         body["messages"] = context
+        # chat's current name for the limit; max_tokens stays for engines that honour only
+        # it (transformers serve ignores max_completion_tokens and answers 1,024 tokens)
+        body["max_completion_tokens"] = settings.max_completion_tokens
     else:
+        # the completions API knows only max_tokens: an engine that checks fields refuses
+        # max_completion_tokens there (transformers serve answers HTTP 422)
         body["prompt"] = context
-        # the legacy completions API names the limit max_tokens; engines take either
-        body["max_tokens"] = settings.max_completion_tokens
     stop = [s for s in stop if s][:4]  # OpenAI accepts at most four stop sequences
     if stop:
         body["stop"] = stop

@@ -3,21 +3,21 @@ from __future__ import annotations
 from infersweep.evals import client
 
 
-def test_completions_body_streams_and_sends_both_limits():
+def test_completions_body_streams_and_sends_the_completions_limit_only():
     s = client.GenSettings(model="m")
     b = client.build_body(s, False, "Question: 1+1?\nAnswer:", ["Question:", "</s>", ""])
     assert b["stream"] is True and b["stream_options"] == {"include_usage": True}
-    assert b["max_completion_tokens"] == 5376 and b["max_tokens"] == 5376
+    assert b["max_tokens"] == 5376 and "max_completion_tokens" not in b
     assert b["stop"] == ["Question:", "</s>"] and b["prompt"].endswith("Answer:")
     assert b["temperature"] == 0.0
 
 
-def test_chat_body_sends_messages_and_max_completion_tokens_only():
+def test_chat_body_sends_messages_and_both_limits():
     s = client.GenSettings(model="m", max_completion_tokens=100)
     msgs = [{"role": "user", "content": "hi"}]
     b = client.build_body(s, True, msgs, [])
-    assert b["messages"] == msgs and "max_tokens" not in b and "stop" not in b
-    assert b["max_completion_tokens"] == 100
+    assert b["messages"] == msgs and "stop" not in b
+    assert b["max_completion_tokens"] == b["max_tokens"] == 100
 
 
 def test_request_key_depends_on_prompt_and_settings_only():
