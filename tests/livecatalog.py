@@ -11,6 +11,7 @@ subprocess, so it sees every way a test can reach the files.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import shutil
@@ -49,6 +50,29 @@ def frozen_checkout() -> Path:
         shutil.copyfile(item, root / "configs" / item.name)
     shutil.copyfile(data / "changelog-base" / "perf-changelog.yaml", root / "perf-changelog.yaml")
     return root
+
+
+@contextlib.contextmanager
+def copying_the_repository():
+    """Let a fixture copy the whole working tree (live files included); follow it with
+    :func:`freeze_tree` so nothing a test runs reads the live catalog."""
+    before, _state["allowed"] = _state["allowed"], True
+    try:
+        yield
+    finally:
+        _state["allowed"] = before
+
+
+def freeze_tree(root: Path) -> None:
+    """Put the frozen catalog, runners and changelog in place of the live ones in a copy of
+    the repository at ``root``."""
+    data = REPO / "tests" / "data"
+    for item in Path(root, "configs").glob("*-master.yaml"):
+        item.unlink()
+    for item in (data / "catalog").glob("*.yaml"):
+        shutil.copyfile(item, Path(root, "configs", item.name))
+    shutil.copyfile(data / "changelog-base" / "perf-changelog.yaml",
+                    Path(root, "perf-changelog.yaml"))
 
 
 def _named(value) -> list[str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.evals import coverage, rescore, testset, thresholds
+from infersweep.evals import dataset as evaldata
 from infersweep.evals import plan as planmod
 from infersweep.evals import samples as samplesmod
 from infersweep.evals.coverage import RERUN
@@ -77,11 +78,15 @@ class EvalReport:
 
 def locate_dataset(folder: Path, plan: planmod.Plan, eval_path: str,
                    given: str | os.PathLike | None) -> tuple[Path, str]:
-    """The test split to judge against and where it came from: ``given`` (``--dataset``),
-    else the local file the eval recorded, if it is on this machine and outside the eval's
-    own folder (a folder cannot vouch for its own questions)."""
+    """The test split to judge against and where it came from: ``given`` (``--dataset``);
+    else the project's built-in split (what local jobs run), regenerated here, when the eval
+    recorded its digest; else the local file the eval recorded, if it is on this machine and
+    outside the eval's own folder (a folder cannot vouch for its own questions)."""
     if given is not None:
         return Path(given), "--dataset"
+    builtin = evaldata.builtin_test_file()
+    if plan.dataset_sha256 == testset.digest_rows(testset.read_rows(builtin, "built-in split")):
+        return builtin, "the built-in split, regenerated"
     rec = plan.test_file
     if rec is None:
         why = "the eval loaded it from the Hugging Face hub"

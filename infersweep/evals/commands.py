@@ -14,7 +14,7 @@ from infersweep import ghactions, progress
 from infersweep.atomic import write_atomic
 from infersweep.clitypes import NON_NEGATIVE_INT, POSITIVE_INT, FiniteFloat, non_negative_float
 from infersweep.diagnostics import InputError
-from infersweep.evals.scope import Scope
+from infersweep.evals.scope import JOB, Scope, of_job
 from infersweep.evals.thresholds import DEFAULT_PATH
 
 TIMEOUT = FiniteFloat(min=0, min_open=True, max=30 * 86400)
@@ -142,12 +142,14 @@ def gsm8k(base_url, model, api, output_dir, test_file, train_file, num_fewshot,
               default=DEFAULT_PATH, show_default=True)
 @click.option("--model-prefix", default=None,
               help="Threshold key [default: the eval's row model-prefix, else the model name].")
-@click.option("--scope", type=click.Choice([s.value for s in Scope]), default=Scope.FULL.value,
-              show_default=True,
+@click.option("--scope", type=click.Choice([*(s.value for s in Scope), JOB]),
+              default=Scope.FULL.value, show_default=True,
               help="full: judged as staging judges it, so an eval must have asked at least the "
                    "thresholds file's gsm8k-min-questions for its model (by default the whole "
                    "1,319-question test split). local: a scaled-down run (eval gsm8k --limit) "
-                   "is judged on the questions it planned, and said to be scaled down.")
+                   "is judged on the questions it planned, and said to be scaled down. job: "
+                   "each eval as its job ran (local when the job's manifest says it was scaled "
+                   "down, else full), as a run's collect job judges them.")
 @click.option("--dataset", type=click.Path(dir_okay=False), envvar="INFERSWEEP_EVAL_DATASET",
               default=None,
               help="The GSM8K test split (JSONL) the evals ran on, to derive their questions "
@@ -177,7 +179,8 @@ def check(folders, threshold_file, model_prefix, scope, dataset, audit, summary_
     found = []
     for f in folders:
         found += (find([f]) if Path(f).is_dir() else []) or [Path(f)]
-    reports = [checkmod.check_folder(f, limits, model_prefix, scope=Scope(scope),
+    reports = [checkmod.check_folder(f, limits, model_prefix,
+                                     scope=of_job(f) if scope == JOB else Scope(scope),
                                      dataset=dataset) for f in found]
     if audit:
         lines = b"".join(orjson.dumps({"eval": r.folder, **row}) + b"\n"

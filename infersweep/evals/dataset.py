@@ -6,8 +6,12 @@ Each problem is a two-step sum with a unique wording, its answer in GSM8K's form
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import random
+import shutil
+import tempfile
 from pathlib import Path
 
 from infersweep.atomic import write_atomic
@@ -30,6 +34,20 @@ def problems(n: int, seed: int) -> list[dict]:
                f"#### {total:,}")
         rows.append({"question": q, "answer": ans})
     return rows
+
+
+# the set a local job's eval runs when no GSM8K files are given (infersweep/launch/localeval.py)
+BUILTIN_TEST, BUILTIN_TRAIN, BUILTIN_SEED = 200, 50, 7
+
+
+@functools.cache
+def builtin_test_file() -> Path:
+    """The built-in test split, regenerated into a temporary file: evidence ``eval check``
+    can trust wherever it runs, since this code, not the run, writes it."""
+    folder = Path(tempfile.mkdtemp(prefix="infersweep-builtin-gsm8k-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    test, _ = write(folder, n_test=BUILTIN_TEST, n_train=BUILTIN_TRAIN, seed=BUILTIN_SEED)
+    return test
 
 
 def write(folder: Path, n_test: int = 40, n_train: int = 20, seed: int = 7) -> tuple[Path, Path]:

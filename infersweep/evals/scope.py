@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
+from pathlib import Path
+
+JOB = "job"  # `eval check --scope job`: each eval as its own job ran it (the run's own gate)
 
 
 class Scope(StrEnum):
     FULL = "full"    # staging: at least the thresholds file's minimum number of questions
     LOCAL = "local"  # a scaled-down local run (--limit): the questions it planned, however few
+
+
+def of_scale_down(scale_down) -> Scope:
+    """A job run scaled down (its manifest's ``scale-down`` above 1) runs a scaled-down eval."""
+    try:
+        return Scope.LOCAL if float(scale_down or 1) > 1 else Scope.FULL
+    except (TypeError, ValueError):
+        return Scope.FULL
+
+
+def of_job(eval_folder: Path) -> Scope:
+    """The scope a run's own gate judges an eval with: its job's, from the job's manifest
+    beside the eval folder; FULL where there is none. Staging always judges FULL."""
+    try:
+        manifest = json.loads((Path(eval_folder).parent / "manifest.json").read_text())
+        return of_scale_down(manifest.get("scale-down"))
+    except (OSError, ValueError, AttributeError):
+        return Scope.FULL

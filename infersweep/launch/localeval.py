@@ -20,7 +20,6 @@ PROVENANCE_FILE = "eval-provenance.json"  # the job's provenance for `eval gsm8k
 DEFAULT_ACCURACY = 0.96
 FULL_SET = 1319  # GSM8K's test split; --scale-down F runs ceil(1319 / F) problems
 IDLE_TIMEOUT_S = 10.0  # a stalled simulated answer is retried after this much silence
-BUILTIN_TEST, BUILTIN_TRAIN = 200, 50  # the set written when no GSM8K files are given
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,8 @@ class EvalSim:
     def files(self, workdir: Path) -> tuple[Path, Path]:
         if self.data_dir is not None:
             return Path(self.data_dir) / "test.jsonl", Path(self.data_dir) / "train.jsonl"
-        return dataset.write(Path(workdir) / "gsm8k", n_test=BUILTIN_TEST, n_train=BUILTIN_TRAIN)
+        return dataset.write(Path(workdir) / "gsm8k", n_test=dataset.BUILTIN_TEST,
+                             n_train=dataset.BUILTIN_TRAIN, seed=dataset.BUILTIN_SEED)
 
     def limit(self) -> int:
         return max(1, math.ceil(FULL_SET / self.scale_down))

@@ -81,7 +81,7 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
         return verdict
     from infersweep.evals import check as evalcheck
     from infersweep.evals import thresholds
-    from infersweep.evals.scope import Scope
+    from infersweep.evals.scope import of_scale_down
 
     try:
         limits = thresholds.load(str(Path(repo) / THRESHOLDS))
@@ -94,7 +94,7 @@ def judge(out_dir: Path, rows: list[tuple[Path, dict, dict]], *, repo: Path,
             verdict.eval_problems.append(f"{folder}: {NO_EVAL}")
             continue
         # a scaled-down sweep runs scaled-down evals (--limit): judged as such, never as staged
-        scope = Scope.LOCAL if float(m.get("scale-down") or 1) > 1 else Scope.FULL
+        scope = of_scale_down(m.get("scale-down"))
         try:
             # the row's model prefix picks the threshold (a cluster eval has no --row)
             rep = evalcheck.check_folder(folder, limits, row.get("model-prefix"), scope=scope)

@@ -23,6 +23,7 @@ from infersweep.replay.actions import unpack_actions
 from infersweep.replay.runner import ActMissing, find_act, run_act
 from infersweep.replay.sandbox import GitSandbox, snapshot_worktree
 from infersweep.replay.toolcache import project_dependencies, python_toolcache
+from tests import livecatalog
 from tests.conftest import REPO, SHARED, shared_absent
 
 ACTIONS = SHARED / "reference" / "github-actions"
@@ -86,7 +87,14 @@ def worktree_repo(tmp_path_factory) -> tuple[Path, str]:
     """(a repository, its one commit): the working tree as it is on disk, so the workflows
     and commands under test are the ones being edited, committed or not."""
     path = tmp_path_factory.mktemp("worktree") / "repo"
-    return path, snapshot_worktree(REPO, path, message="base: the working tree")
+    with livecatalog.copying_the_repository():
+        snapshot_worktree(REPO, path, message="base: the working tree")
+    livecatalog.freeze_tree(path)  # the frozen catalog: a config PR cannot change a test
+    subprocess.run(["git", "-C", str(path), "commit", "-q", "-a", "--amend", "--no-edit",
+                    "--no-verify"], check=True)
+    sha = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    return path, sha
 
 
 @pytest.fixture
