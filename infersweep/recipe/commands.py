@@ -1,4 +1,4 @@
-"""`infersweep recipe render|diff|check`."""
+"""`infersweep recipe render|diff|check|coverage`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from infersweep import progress
 from infersweep.atomic import write_atomic
 from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
@@ -16,13 +17,19 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.recipe import check as checks
 from infersweep.recipe import diff as differ
 from infersweep.recipe import workload
+from infersweep.recipe.lookup import check_checkout
 from infersweep.recipe.render import CONFIG_FILE, TEMPLATE_ROOT, load_rows, render_row
 from infersweep.yamldoc import load_yaml
+
+SRT_SLURM_OPTION = click.option(
+    "--srt-slurm", "srt_slurm", type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="An srt-slurm checkout: a row's CONFIG_FILE=recipes/<path> that is not a template "
+         "under benchmarks/multi_node/srt-slurm/ is its recipes/<path>.")
 
 
 @click.group()
 def recipe():
-    """srt-slurm recipes: render a template for a matrix row, compare, check."""
+    """srt-slurm recipes: render a row's recipe, compare, check, coverage of a catalog."""
 
 
 def _rows_from_option(value: str) -> tuple[list[dict], str]:
@@ -82,6 +89,7 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
               help="With --config-key: runners file (default: REPO/configs/runners.yaml).")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root holding benchmarks/multi_node/srt-slurm/.")
+@SRT_SLURM_OPTION
 @click.option("--client", default=workload.DEFAULT_CLIENT, show_default=True,
               help="How the benchmark step starts infersweep inside the engine container: "
                    "CLIENT bench serve, or CLIENT serve when CLIENT ends with the bundle's .pyz "
@@ -92,13 +100,15 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
               show_default=True, help="json adds the template and the list of points.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (atomically) instead of stdout; one row only.")
-def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, repo, client,
-           result_dir, fmt, output):
+def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, repo, srt_slurm,
+           client, result_dir, fmt, output):
     """Print the recipe `srtctl apply` runs for a matrix row, checked against its schema.
 
-    The row's CONFIG_FILE=recipes/<path> setting names the template
-    (benchmarks/multi_node/srt-slurm/<path>); the benchmark section is generated from the
-    row: one `infersweep bench serve` per concurrency, 10 x conc prompts, 2 x conc warm-ups.
+    The row's CONFIG_FILE=recipes/<path>[:selector] setting names the template
+    (benchmarks/multi_node/srt-slurm/<path>) or, when there is none, the recipe
+    <path> of the --srt-slurm checkout (one variant of an override file); the benchmark
+    section is generated from the row: one `infersweep bench serve` per concurrency,
+    10 x conc prompts, 2 x conc warm-ups.
     """
     if (row_arg is None) == (config_key is None):
         raise click.UsageError("give exactly one of --row and --config-key")
@@ -114,6 +124,8 @@ def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, rep
     if not result_dir.startswith("/"):
         raise click.BadParameter("must be an absolute path inside the job's container",
                                  param_hint="--result-dir")
+    if srt_slurm is not None:
+        check_checkout(srt_slurm)
     if config_key is not None:
         rows = _rows_from_catalog(config_key, conc, seq_lens, config_files, runner_config, repo)
         source = config_key
@@ -127,7 +139,7 @@ def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, rep
     for row in rows:
         try:
             rendered.append(render_row(row, repo, source=source, client=client,
-                                       result_dir=result_dir))
+                                       result_dir=result_dir, srt_slurm=srt_slurm))
         except InputError as exc:
             problems.extend(exc.diagnostics)
     if problems:
@@ -187,12 +199,16 @@ def diff(a, b, fmt, exit_code):
                    "rendered recipe, anything else a template.")
 @click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Repository root (used when no FILES are given).")
-def check(files, kind, repo):
+@SRT_SLURM_OPTION
+def check(files, kind, repo, srt_slurm):
     """Validate recipe templates and rendered recipes; list every error, exit 1 on any.
 
     Without FILES: every template under benchmarks/multi_node/srt-slurm/, and every row of
-    the catalog (configs/*-master.yaml) that names one must render.
+    the catalog (configs/*-master.yaml) that names one must render (from the template, or
+    from the --srt-slurm checkout's recipe).
     """
+    if srt_slurm is not None:
+        check_checkout(srt_slurm)
     problems, counts = [], {"template": 0, "recipe": 0}
     paths = list(files) or sorted((repo / TEMPLATE_ROOT).rglob("*.yaml"))
     if not paths:
@@ -212,7 +228,7 @@ def check(files, kind, repo):
         rows = _catalog_rows_with_templates(repo)
         for key, row in rows:
             try:
-                render_row(row, repo, source=key)
+                render_row(row, repo, source=key, srt_slurm=srt_slurm)
                 rendered += 1
             except InputError as exc:
                 problems.extend(exc.diagnostics)
@@ -234,3 +250,58 @@ def _catalog_rows_with_templates(repo: Path) -> list[tuple[str, dict]]:
     pairs = generate_keyed(catalog, Selection(evals="none"))
     return [(key, row) for key, row in pairs
             if any(CONFIG_FILE in settings(row.get(r) or {}) for r in ("prefill", "decode"))]
+
+
+@recipe.command("coverage")
+@multi_option("--config-files", type=click.Path(path_type=Path),
+              help="Master config files (default: REPO/configs/*-master.yaml).")
+@click.option("--runner-config", type=click.Path(path_type=Path),
+              help="Runners file (default: REPO/configs/runners.yaml).")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Repository root holding benchmarks/multi_node/srt-slurm/.")
+@SRT_SLURM_OPTION
+@click.option("--srtctl", "srtctl_dir", type=click.Path(exists=True, file_okay=False,
+                                                         path_type=Path),
+              help="An srt-slurm checkout whose srtctl dry-runs every rendered recipe of a "
+                   "backend it has (its .venv, installed there when missing); also the "
+                   "--srt-slurm checkout unless that is given.")
+@click.option("--jobs", type=POSITIVE_INT, help="srtctl processes at a time [default: CPUs].")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+@progress.option()
+def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, jobs, fmt,
+                     no_progress):
+    """Which fixed-seq-len rows of a catalog get a recipe, and does srtctl accept it?
+
+    Every row is rendered as a launch renders it and reported as rendered (with the
+    config's own template, or from the srt-slurm checkout) or refused, refusals grouped by
+    reason (which file is missing, which setting is unknown, ...). With --srtctl, srtctl's
+    own dry run judges every rendered recipe of a backend it has: accepted or rejected, with
+    its message. Exit 0 whatever the figures; 1 on bad input.
+    """
+    from infersweep.config.catalog import default_config_files, default_runner_file
+    from infersweep.recipe import coverage, coveragereport, lookup, srtctl
+
+    files = list(config_files) or default_config_files(repo)
+    if not files:
+        raise InputError(Diagnostic(str(repo / "configs"), 0, 0, "no master config files",
+                                    "give --config-files, or --repo at the repository root",
+                                    "io"))
+    runners = runner_config or default_runner_file(repo)
+    checkout = srt_slurm or srtctl_dir
+    if checkout is not None:
+        lookup.check_checkout(checkout, "--srt-slurm" if srt_slurm else "--srtctl")
+    judge = None
+    if srtctl_dir is not None:
+        judge = srtctl.locate(srtctl_dir, say=lambda text: click.echo(text, err=True))
+    pairs, skipped = coverage.catalog_rows(files, runners)
+    cov = coverage.run(pairs, repo, srt_slurm=checkout, srtctl=judge, skipped=skipped,
+                       jobs=jobs, show_progress=not no_progress)
+    commit = lookup.commit_of(checkout) if checkout is not None else None
+    if fmt == "json":
+        doc = coveragereport.as_json(cov, catalogs=files, runner_config=runners,
+                                     srt_slurm=checkout, srt_slurm_commit=commit)
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write(coveragereport.table(cov, catalogs=files, srt_slurm=checkout,
+                                              srt_slurm_commit=commit))

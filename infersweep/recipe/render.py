@@ -1,101 +1,31 @@
-"""Render a recipe template for one matrix row: server from the template, workload from the row."""
+"""Render the recipe of one matrix row: server from its template (or from the srt-slurm
+checkout's recipe), workload from the row."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-
-import yaml
 
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.recipe import rowfit, schema, template, topology, workload
+from infersweep.recipe import (
+    lookup,
+    rowfit,
+    schema,
+    settings,
+    srtrecipe,
+    template,
+    topology,
+    workload,
+)
+from infersweep.recipe.rendered import Rendered
 from infersweep.recipe.yamlwalk import diag_at, scalars
 from infersweep.yamldoc import YamlDoc, load_yaml
 
-TEMPLATE_ROOT = Path("benchmarks", "multi_node", "srt-slurm")
-CONFIG_FILE = "CONFIG_FILE"
-CONFIG_PREFIX = "recipes/"
+__all__ = ["CONFIG_FILE", "TEMPLATE_ROOT", "Rendered", "load_rows", "render_row"]
 
-
-@dataclass
-class Rendered:
-    recipe: dict
-    template: Path  # as found (repo-relative when the repo is the cwd)
-    config_file: str  # the row's CONFIG_FILE value
-    workload: workload.Workload
-    points: list[workload.Point] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.recipe["name"]
-
-    def text(self) -> str:
-        head = (f"# Rendered by `infersweep recipe render` from {self.template.as_posix()};\n"
-                "# edit the template or the matrix row, not this file.\n"
-                f"# points (concurrency): {' '.join(str(p.conc) for p in self.points)}\n")
-        return head + dump(self.recipe)
-
-    def as_json(self) -> dict:
-        return {"template": self.template.as_posix(), "config-file": self.config_file,
-                "name": self.name, "recipe": self.recipe,
-                "points": [{"conc": p.conc, "num-prompts": p.num_prompts,
-                            "num-warmups": p.num_warmups, "result-file": p.result_file}
-                           for p in self.points]}
-
-
-class _Dumper(yaml.SafeDumper):
-    def ignore_aliases(self, data):
-        return True
-
-
-def _str(dumper, value: str):
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _str)
-
-
-def dump(data: dict) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
-                     default_flow_style=False)
-
-
-def config_file(row: dict, source: str) -> str:
-    """The row's ``CONFIG_FILE=recipes/...`` setting (InferenceX's way to name a recipe)."""
-    found = {}
-    for role in ("prefill", "decode"):
-        value = rowfit.settings(row.get(role) or {}).get(CONFIG_FILE)
-        if value is not None:
-            found[role] = value
-    if not found:
-        raise InputError(Diagnostic(
-            source, 0, 0, f"row ({rowfit.row_label(row)}) names no recipe template",
-            "add CONFIG_FILE=recipes/<path>.yaml to the search-space entry's prefill "
-            "additional-settings in the master config", "row-template"))
-    if len(set(found.values())) > 1:
-        raise InputError(Diagnostic(
-            source, 0, 0, f"row ({rowfit.row_label(row)}) names two templates: "
-            + ", ".join(f"{r} {v}" for r, v in found.items()), "keep one CONFIG_FILE",
-            "row-template"))
-    value = next(iter(found.values()))
-    if ":" in value:
-        raise InputError(Diagnostic(
-            source, 0, 0, f"CONFIG_FILE={value}: override selectors are not supported",
-            "a template is one concrete recipe; name the file without ':selector'",
-            "row-template"))
-    if not value.startswith(CONFIG_PREFIX) or ".." in Path(value).parts:
-        raise InputError(Diagnostic(
-            source, 0, 0, f"CONFIG_FILE={value} is not of the form recipes/<path>.yaml",
-            f"templates live under {TEMPLATE_ROOT.as_posix()}/ and are named "
-            "recipes/<path below it>", "row-template"))
-    return value
-
-
-def template_path(value: str, repo: Path) -> Path:
-    return repo / TEMPLATE_ROOT / value[len(CONFIG_PREFIX):]
+CONFIG_FILE = settings.CONFIG_FILE
+TEMPLATE_ROOT = lookup.TEMPLATE_ROOT
 
 
 def check_template(doc: YamlDoc) -> list[Diagnostic]:
@@ -173,8 +103,11 @@ def set_benchmark(data: dict, work, *, client: str, result_dir: str) -> None:
 
 def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
                client: str = workload.DEFAULT_CLIENT,
-               result_dir: str = workload.DEFAULT_RESULT_DIR) -> Rendered:
-    """The recipe ``srtctl apply`` runs for ``row``, validated against its schema."""
+               result_dir: str = workload.DEFAULT_RESULT_DIR,
+               srt_slurm: str | Path | None = None) -> Rendered:
+    """The recipe ``srtctl apply`` runs for ``row``: from its template under ``repo``'s
+    benchmarks/ (validated against the recipe schema) or, when there is none, from the
+    recipe of the srt-slurm checkout ``srt_slurm`` (see ``lookup``)."""
     check_row_schema(row, source)
     ratio = row.get(workload.RANGE_RATIO_FIELD, workload.DEFAULT_RANGE_RATIO)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
@@ -185,13 +118,13 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     if len(set(concs)) != len(concs):
         raise InputError(Diagnostic(source, 0, 0, f"row lists a concurrency twice: {concs}",
                                     "list each point once", "row-schema"))
-    value = config_file(row, source)
-    path = template_path(value, Path(repo))
-    if not path.is_file():
-        raise InputError(Diagnostic(source, 0, 0, f"CONFIG_FILE={value}: no template {path}",
-                                    f"add it under {TEMPLATE_ROOT.as_posix()}/ or fix the "
-                                    "catalog entry", "row-template"))
-    doc = load_yaml(path)
+    found = lookup.find(row, Path(repo), Path(srt_slurm) if srt_slurm else None, source)
+    if found.source == lookup.SRT_SLURM:
+        settings.check_known(row, source)
+        return srtrecipe.render(found, row, source=source, client=client,
+                                result_dir=result_dir)
+    settings.check_known(row, source, settings.KNOWN_TO_TEMPLATES)
+    doc = load_yaml(found.path)
     problems = check_template(doc)
     if problems:
         raise InputError(problems)
@@ -204,11 +137,7 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     problems = schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
     if problems:
         raise InputError(problems)
-    try:
-        shown = path.relative_to(Path.cwd())
-    except ValueError:
-        shown = path
-    return Rendered(data, shown, value, work, work.points(data["name"]))
+    return Rendered(data, found.path, found.config_file, work, work.points(data["name"]))
 
 
 def load_rows(text: str, source: str) -> list[dict]:

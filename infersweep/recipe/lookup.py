@@ -1,0 +1,140 @@
+"""Where a row's recipe comes from.
+
+A multi-node row names its recipe as InferenceX does, ``CONFIG_FILE=recipes/<path>[:selector]``
+in its prefill (or decode) additional-settings. The file is looked for
+
+1. under our ``benchmarks/multi_node/srt-slurm/<path>`` (a template: the server described here,
+   image, model and router from the row);
+2. in the srt-slurm checkout, ``<checkout>/recipes/<path>`` (InferenceX's convention: its
+   launchers run ``srtctl apply -f $CONFIG_FILE`` inside the checkout).
+
+Single-node rows have no template source yet; they are refused with a reason of their own so
+that a later source (framework default templates) slots in beside these two.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from infersweep import gitexec
+from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.recipe import overrides, refusal, rowfit
+from infersweep.recipe.rendered import SRT_SLURM, TEMPLATE
+from infersweep.recipe.settings import CONFIG_FILE, ROLES
+
+TEMPLATE_ROOT = Path("benchmarks", "multi_node", "srt-slurm")
+CONFIG_PREFIX = "recipes/"
+
+
+@dataclass(frozen=True)
+class Found:
+    source: str  # TEMPLATE or SRT_SLURM
+    path: Path  # the file
+    config_file: str  # the setting's value, as written
+    selector: str | None
+    checkout: Path | None = None  # for SRT_SLURM
+
+
+def is_multi_node(row: dict) -> bool:
+    return isinstance(row.get("prefill"), dict) or isinstance(row.get("decode"), dict)
+
+
+def config_file(row: dict, source: str) -> str:
+    """The row's ``CONFIG_FILE`` value (one, of the form ``recipes/<path>[:selector]``)."""
+    label = rowfit.row_label(row)
+    if not is_multi_node(row):
+        raise refusal.RowRefused(Diagnostic(
+            source, 0, 0, f"single-node row ({label}, {row.get('framework')}) names no recipe "
+            "template: single-node rows have none yet",
+            "run it with InferenceX's single-node scripts", "row-template"),
+            refusal.SINGLE_NODE, str(row.get("framework")))
+    found = {}
+    for role in ROLES:
+        value = rowfit.settings(row.get(role) or {}).get(CONFIG_FILE)
+        if value is not None:
+            found[role] = value
+    if not found:
+        raise refusal.RowRefused(Diagnostic(
+            source, 0, 0, f"row ({label}) names no recipe template",
+            "add CONFIG_FILE=recipes/<path>.yaml to the search-space entry's prefill "
+            "additional-settings in the master config", "row-template"),
+            refusal.NO_CONFIG_FILE, str(row.get("framework")))
+    if len(set(found.values())) > 1:
+        raise InputError(Diagnostic(
+            source, 0, 0, f"row ({label}) names two templates: "
+            + ", ".join(f"{r} {v}" for r, v in found.items()), "keep one CONFIG_FILE",
+            "row-template"))
+    value = next(iter(found.values()))
+    path, _ = overrides.split(value)
+    if not path.startswith(CONFIG_PREFIX) or ".." in Path(path).parts:
+        raise refusal.RowRefused(Diagnostic(
+            source, 0, 0, f"CONFIG_FILE={value} is not of the form recipes/<path>.yaml",
+            f"name a template under {TEMPLATE_ROOT.as_posix()}/ or a recipe of the srt-slurm "
+            "checkout, as recipes/<path>", "row-template"),
+            refusal.BAD_CONFIG_FILE, value)
+    return value
+
+
+def template_path(value: str, repo: Path) -> Path:
+    path, _ = overrides.split(value)
+    return repo / TEMPLATE_ROOT / path[len(CONFIG_PREFIX):]
+
+
+def _shown(path: Path) -> Path:
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def find(row: dict, repo: Path, srt_slurm: Path | None, source: str) -> Found:
+    """The row's recipe file: our template first, then the srt-slurm checkout's recipe."""
+    value = config_file(row, source)
+    path, selector = overrides.split(value)
+    if selector is not None and not overrides.valid_selector(selector):
+        raise InputError(Diagnostic(source, 0, 0, f"CONFIG_FILE={value}: '{selector}' is not "
+                                    "an override selector",
+                                    f"a selector is {overrides.SELECTOR_FORMS}",
+                                    "recipe-selector"))
+    ours = template_path(value, repo)
+    if ours.is_file():
+        if selector is not None:
+            raise InputError(Diagnostic(
+                source, 0, 0, f"CONFIG_FILE={value}: override selectors are not supported "
+                f"on a template ({_shown(ours)})",
+                "a template is one concrete recipe; name the file without ':selector'",
+                "row-template"))
+        return Found(TEMPLATE, _shown(ours), value, None)
+    theirs = srt_slurm / path if srt_slurm is not None else None
+    if theirs is not None and theirs.is_file():
+        return Found(SRT_SLURM, theirs, value, selector, srt_slurm)
+    where = (f"and no recipe {theirs} in the srt-slurm checkout" if theirs is not None
+             else "and no srt-slurm checkout was given to look in (--srt-slurm DIR)")
+    raise refusal.RowRefused(Diagnostic(
+        source, 0, 0, f"CONFIG_FILE={value}: no template {_shown(ours)}, {where}",
+        f"add the template under {TEMPLATE_ROOT.as_posix()}/, point CONFIG_FILE at a recipe "
+        "that exists, or use an srt-slurm checkout that has it", "row-template"),
+        refusal.NOT_FOUND, path)
+
+
+def check_checkout(path: Path, option: str = "--srt-slurm") -> None:
+    """``path`` looks like an srt-slurm checkout (it has the recipes/ folder)."""
+    if not (path / "recipes").is_dir():
+        raise InputError(Diagnostic(str(path), 0, 0, f"{option} {path}: not an srt-slurm "
+                                    "checkout (no recipes/ folder)",
+                                    "pass the root of an srt-slurm clone", "srt-slurm-dir"))
+
+
+@cache
+def commit_of(checkout: Path) -> str | None:
+    """The checkout's HEAD commit (None when it is not a git checkout)."""
+    if not (checkout / ".git").exists():
+        return None
+    try:
+        p = gitexec.run(["rev-parse", "HEAD"], cwd=str(checkout), timeout=30)
+    except (InputError, OSError, subprocess.TimeoutExpired):
+        return None
+    return p.stdout.strip() if p.returncode == 0 else None
