@@ -21,7 +21,8 @@ def _results(concs, base: float, seed: int) -> dict:
         tpot = 8.0 + 3.0 * i + seed
         out[c] = rr.result(c, c, total_token_throughput=base * (1 + i) + 37 * seed,
                            output_throughput=base * (1 + i) / 4, median_tpot_ms=tpot,
-                           mean_tpot_ms=tpot * 1.05, p99_tpot_ms=tpot * 1.8)
+                           mean_tpot_ms=tpot * 1.05, p90_tpot_ms=tpot * 1.5,
+                           p99_tpot_ms=tpot * 1.8, **{"p99.9_tpot_ms": tpot * 2.0})
     return out
 
 

@@ -33,12 +33,16 @@ def single_row(concs, tp=4, pp=2, pcp=1, dcp=2, ep=4) -> dict:
 
 
 def result(conc: int, n: int, **over) -> dict:
-    """A client result JSON with round numbers (ms statistics as the client writes them)."""
+    """A client result JSON with round numbers (ms statistics as the client writes them).
+
+    As the client writes them, the rates agree with the counts over the duration: the token
+    counts follow the throughputs (default 24,000 and 6,000 tok/s over 10 s) and the request
+    rate follows ``completed``, unless ``over`` sets them too."""
     data = {"date": "20261201-100000", "backend": "openai", "model_id": "m",
             "tokenizer_id": "m", "best_of": 1, "num_prompts": n, "request_rate": "inf",
             "burstiness": 1.0, "max_concurrency": conc, "duration": 10.0,
-            "completed": n, "total_input_tokens": 1000 * n, "total_output_tokens": 100 * n,
-            "request_throughput": n / 10.0, "request_goodput:": None,
+            "completed": n, "total_input_tokens": None, "total_output_tokens": None,
+            "request_throughput": None, "request_goodput:": None,
             "output_throughput": 6000.0, "total_token_throughput": 24000.0}
     for metric, base in (("ttft", 150.0), ("tpot", 20.0), ("itl", 18.0), ("e2el", 2000.0)):
         for stat, f in (("mean", 1.1), ("median", 1.0), ("std", 0.2), ("p90", 1.5),
@@ -46,6 +50,18 @@ def result(conc: int, n: int, **over) -> dict:
             data[f"{stat}_{metric}_ms"] = base * f
     data["failed"] = 0
     data.update(over)
+    derived = {"total_output_tokens": lambda d: round(d["output_throughput"] * d["duration"]),
+               "total_input_tokens": lambda d: round((d["total_token_throughput"]
+                                                      - d["output_throughput"]) * d["duration"]),
+               "request_throughput": lambda d: d["completed"] / d["duration"]}
+    fallback = {"total_output_tokens": 100 * n, "total_input_tokens": 1000 * n,
+                "request_throughput": n / 10.0}  # when a test made a rate no number
+    for key, value in derived.items():
+        if key not in over:
+            try:
+                data[key] = value(data)
+            except (TypeError, ZeroDivisionError):
+                data[key] = fallback[key]
     return data
 
 

@@ -3,7 +3,9 @@
 Every problem names its point (config key, recipe, concurrency) and, where there is one, the
 file: a missing point, a short one (completed < requested), one with failed requests, one
 whose image / srt-slurm commit / engine revision is not the expected one, a point or file
-nobody asked for, a job that did not complete.
+nobody asked for, a job that did not complete, rows of more than one run. A point whose
+file is unusable (gone, not a result, outside its job folder, or numbers no engine can
+produce: :mod:`infersweep.results.plausible`) is named with the rule it broke.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from dataclasses import asdict, dataclass
 
 from infersweep import output
 from infersweep.diagnostics import Diagnostic
-from infersweep.results.collect import point_key
+from infersweep.results import runids
+from infersweep.results.collect import point_key, reason
 
 MISSING, SHORT, FAILED, UNEXPECTED, IDENTITY, UNUSABLE, JOB = (
     "missing", "short", "failed", "unexpected", "identity", "unusable", "job")
@@ -73,9 +76,10 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
     rows = {point_key(r): r for r in agg["rows"]}
     expected = {point_key(e): e for e in agg["expected"]}
     missing = {point_key(m): m for m in agg["missing"]}
-    for lbl, diag in errors:  # problems not tied to a point of a manifest that was read
-        if " c=" not in str(lbl):
-            problems.append(Problem(UNUSABLE, str(lbl), diag.message, diag.path))
+    points = {_label(e) for e in expected.values()}
+    for lbl, diag in errors:  # an expected point's problem is named with the point below
+        if str(lbl) not in points:
+            problems.append(Problem(UNUSABLE, str(lbl), reason(diag, str(lbl)), diag.path))
     for key, e in expected.items():
         r = rows.get(key)
         if r is None:
@@ -100,6 +104,10 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
             if want is not None and got != want:
                 problems.append(Problem(IDENTITY, _label(e),
                                         f"{what} is {got!r}, expected {want!r}", where))
+    mixed = runids.mixed_runs(agg["rows"], hint="check one run at a time: its `sweep run` "
+                              "output folder, or its CI artifacts")
+    if mixed is not None:
+        problems.append(Problem(IDENTITY, "run", reason(mixed, "")))
     commits = sorted({str(r.get("srt_slurm_commit")) for r in agg["rows"]})
     if not srt_slurm_commit and len(commits) > 1:
         problems.append(Problem(IDENTITY, "run", "rows come from different srt-slurm "

@@ -18,7 +18,7 @@ import orjson
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
-from infersweep.results import fastschema, process, sources
+from infersweep.results import fastschema, plausible, process, sources
 
 AGGREGATE_VERSION = 1
 ROW_SCHEMA = "results-row"
@@ -100,12 +100,9 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
             done = process.process_point(p, allow_incomplete=allow_incomplete)
         except InputError as exc:
             out.errors += [(p.label, d) for d in exc.diagnostics]
-            first_diag = exc.diagnostics[0]
-            why = first_diag.message.removeprefix(f"{p.label}: ")
-            if first_diag.hint:
-                why += f" ({first_diag.hint})"
             out.missing.append({**e, "attempt": p.entry["attempt"], "status": "unusable",
-                                "reason": why, "file": first_diag.path,
+                                "reason": reason(exc.diagnostics[0], p.label),
+                                "file": exc.diagnostics[0].path,
                                 "manifest": path.as_posix()})
             continue
         out.warnings += done.warnings
@@ -114,6 +111,38 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
                                 "reason": p.entry["reason"], "manifest": path.as_posix()})
         else:
             out.rows.append(done.row)
+
+
+def reason(diag: Diagnostic, label: str) -> str:
+    """Why a point is unusable, as the gate prints it: ``[rule] message (hint)``."""
+    why = diag.message.removeprefix(f"{label}: ")
+    if diag.rule:
+        why = f"[{diag.rule}] {why}"
+    return why + (f" ({diag.hint})" if diag.hint else "")
+
+
+def _label(r: dict) -> str:
+    return f"{r['config_key']} {r['recipe_name']} c={r['conc']}"
+
+
+def _plausible_rows(rows: list[dict], path: Path, pointer: str, out: Gathered) -> list[dict]:
+    """The rows of a file that pass :mod:`infersweep.results.plausible`; each one that does
+    not becomes an error and an unusable point (the gate names it, collect refuses)."""
+    kept = []
+    for i, r in enumerate(rows):
+        found = plausible.check(r, plausible.Naming(prefix=pointer.format(i=i)))
+        if not found:
+            kept.append(r)
+            continue
+        label = _label(r)
+        diags = [Diagnostic(str(path), 0, 0, f"{label}: {f.message}", f.hint, f.rule)
+                 for f in found]
+        out.errors += [(label, d) for d in diags]
+        out.missing.append({k: r[k] for k in ("config_key", "recipe_name", "isl", "osl",
+                                              "scale_down", "conc", "attempt")}
+                           | {"status": "unusable", "reason": reason(diags[0], label),
+                              "file": str(path), "manifest": str(path)})
+    return kept
 
 
 def _from_file(path: Path, out: Gathered) -> None:
@@ -127,13 +156,13 @@ def _from_file(path: Path, out: Gathered) -> None:
             "pass files written by `results process` or `results collect`", "schema")))
         return
     if kind == "aggregate":
-        out.rows += data["rows"]
+        out.rows += _plausible_rows(data["rows"], path, "/rows/{i}/", out)
         out.missing += data["missing"]
         out.expected += data["expected"]
         out.unexpected += data["unexpected"]
         out.jobs += data["jobs"]
     else:
-        out.rows.append(data)
+        out.rows += _plausible_rows([data], path, "/", out)
 
 
 def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) -> Gathered:

@@ -5,13 +5,16 @@ Field names and meaning are InferenceX's (``tput_per_gpu``, ``median_ttft`` in s
 raw throughputs and counts) and the provenance that joins it to evals and to its job. Where
 InferenceX crashes (a TPOT of 0, a null concurrency) a row gets a null field and a warning;
 where it trusts file names (GPU counts) the manifest's counts are checked against the matrix
-row's workers × TP × PP × PCP.
+row's workers × TP × PP × PCP. The result file must lie inside the job folder
+(:mod:`infersweep.results.jobpaths`), and the row must hold numbers an engine can produce
+(:mod:`infersweep.results.plausible`): else the point is refused, located in its file.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +24,7 @@ import orjson
 from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
-from infersweep.results import fastschema
+from infersweep.results import fastschema, jobpaths, pergpu, plausible
 
 ROW_VERSION = 1
 ROW_SUFFIX = ".row.json"
@@ -41,19 +44,20 @@ class Point:
     entry: dict
     row: dict | None  # the matrix row (row.json beside the manifest), when there is one
     fingerprint: str | None = None  # the row's recipe fingerprint
+    index: int = 0  # the entry's place in the manifest's points
+    root: str | None = None  # the manifest's folder, resolved (once per manifest)
 
     @property
     def label(self) -> str:
         prov = self.manifest["provenance"]
         return f"{prov['config-key']} {self.manifest['name']} c={self.entry['conc']}"
 
-    @property
     def result_path(self) -> Path | None:
+        """The result file, which must be inside the job folder (``results-path``)."""
         f = self.entry.get("file")
         if not f:
             return None
-        p = Path(f)
-        return p if p.is_absolute() else self.manifest_path.parent / p
+        return jobpaths.inside(self.manifest_path, f, f"/points/{self.index}/file", self.root)
 
 
 @dataclass
@@ -62,8 +66,29 @@ class Processed:
     warnings: list[str] = field(default_factory=list)
 
 
-def _err(path, message: str, hint: str = "", line: int = 0, col: int = 0) -> InputError:
-    return InputError(Diagnostic(str(path), line, col, message, hint, "result"))
+def _err(path, message: str, hint: str = "", line: int = 0, col: int = 0,
+         rule: str = "result") -> InputError:
+    return InputError(Diagnostic(str(path), line, col, message, hint, rule))
+
+
+def key_position(path: Path, key: str) -> tuple[int, int]:
+    """Line and column of ``"key":`` in a JSON file (0, 0 when it cannot be found): read
+    again only when there is something to point at."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 0, 0
+    m = re.search(r'"' + re.escape(key) + r'"\s*:', text)
+    if m is None:
+        return 0, 0
+    return text.count("\n", 0, m.start()) + 1, m.start() - text.rfind("\n", 0, m.start())
+
+
+def _bad_number(path: Path, label: str, key: str, value, expected: str) -> InputError:
+    line, col = key_position(path, key)
+    return _err(path, f"{label}: {key} is {value!r}, expected {expected}",
+                "the client writes finite numbers >= 0, and null for a statistic it could "
+                "not compute; rerun the point", line, col, rule="results-number")
 
 
 def _load_manifest(path: Path) -> dict:
@@ -92,7 +117,9 @@ def points_of(manifest_path: Path) -> list[Point]:
         if not isinstance(row, dict):
             raise _err(row_path, "the matrix row is not a JSON object")
     fp = (row.get("recipe-fingerprint") or recipe_fingerprint(row)) if row else None
-    return [Point(manifest_path, data, e, row, fp) for e in data["points"]]
+    root = os.path.realpath(manifest_path.parent)
+    return [Point(manifest_path, data, e, row, fp, i, root)
+            for i, e in enumerate(data["points"])]
 
 
 def read_result(path: Path, label: str) -> dict:
@@ -129,7 +156,7 @@ def read_result(path: Path, label: str) -> dict:
         col = m.start() - text.rfind("\n", 0, m.start()) if m else 0
         raise _err(path, f"{label}: {exc} is not a number a result may hold",
                    "the client writes null for a statistic it could not compute; "
-                   "rerun the point", line, col) from None
+                   "rerun the point", line, col, rule="results-number") from None
     if not isinstance(data, dict):
         raise _err(path, f"{label}: the result is not a JSON object")
     return data
@@ -149,11 +176,11 @@ def check_result(data: dict, path: Path, point: Point) -> list[str]:
     for k in COUNTS:
         v = data[k]
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise _err(path, f"{label}: {k} is {v!r}, expected a non-negative integer")
+            raise _bad_number(path, label, k, v, "a non-negative integer")
     for k in RATES:
         v = data[k]
         if not _number(v) or v < 0:
-            raise _err(path, f"{label}: {k} is {v!r}, expected a non-negative number")
+            raise _bad_number(path, label, k, v, "a non-negative number")
     warnings = []
     conc = data["max_concurrency"]
     want = point.entry["conc"]
@@ -163,9 +190,6 @@ def check_result(data: dict, path: Path, point: Point) -> list[str]:
     elif isinstance(conc, bool) or not isinstance(conc, int) or conc != want:
         raise _err(path, f"{label}: the result is for concurrency {conc!r}, the manifest "
                          f"point for {want}", "the file belongs to another point")
-    if data["total_output_tokens"] > 0 and data["output_throughput"] > data["total_token_throughput"]:
-        raise _err(path, f"{label}: output_throughput {data['output_throughput']} exceeds "
-                         f"total_token_throughput {data['total_token_throughput']}")
     return warnings
 
 
@@ -244,18 +268,21 @@ def parallelism(point: Point) -> tuple[dict, int, int]:
     return fields, 0, n
 
 
-def latency_fields(data: dict, label: str) -> tuple[dict, list[str]]:
-    """``…_ms`` statistics as seconds without ``_ms``; TPOT statistics also as interactivity."""
+def latency_fields(data: dict, label: str, path: Path) -> tuple[dict, list[str]]:
+    """``…_ms`` statistics as seconds without ``_ms``; TPOT statistics also as interactivity.
+    A statistic that is absent or null is a null field and a warning; one that is not a
+    finite number >= 0 is bad input (``results-number``)."""
     out, warnings = {}, []
     for metric in LATENCIES:
         for stat in STATS:
             key = f"{stat}_{metric}_ms"
             v = data.get(key)
-            if not _number(v) or v < 0:
+            if v is None:
                 if stat != "std":
-                    warnings.append(f"{label}: {key} is {'missing' if key not in data else repr(v)};"
+                    warnings.append(f"{label}: {key} is {'missing' if key not in data else 'null'};"
                                     f" {stat}_{metric} is null")
-                v = None
+            elif not _number(v) or v < 0:
+                raise _bad_number(path, label, key, v, "a finite number of milliseconds >= 0")
             out[f"{stat}_{metric}"] = None if v is None else v / 1000.0
             if metric == "tpot" and stat != "std":
                 if v is None or v == 0:
@@ -267,9 +294,22 @@ def latency_fields(data: dict, label: str) -> tuple[dict, list[str]]:
     return out, warnings
 
 
+def implausible(row: dict, path: Path, label: str) -> InputError | None:
+    """The findings of :mod:`infersweep.results.plausible` on a point's row, located in its
+    client result file, or None."""
+    found = plausible.check(row, plausible.RESULT)
+    if not found:
+        return None
+    diags = []
+    for f in found:
+        line, col = key_position(path, plausible.RESULT.key(f.field).split(" ")[0])
+        diags.append(Diagnostic(str(path), line, col, f"{label}: {f.message}", f.hint, f.rule))
+    return InputError(diags)
+
+
 def process_point(point: Point, *, allow_incomplete: bool = False) -> Processed:
     """The normalised row of one point, or no row (with a warning) for a point without file."""
-    path = point.result_path
+    path = point.result_path()
     entry, prov = point.entry, point.manifest["provenance"]
     if path is None:
         return Processed(None, [f"{point.label}: no result ({entry['status']}: "
@@ -287,19 +327,12 @@ def process_point(point: Point, *, allow_incomplete: bool = False) -> Processed:
                    "unsuccessful row")
     par, n_prefill, n_decode = parallelism(point)
     row = point.row
-    total, output = data["total_token_throughput"], data["output_throughput"]
-    if par["is_multinode"]:
-        if n_prefill <= 0:
-            raise _err(point.manifest_path, f"{point.label}: no prefill GPUs",
-                       "a multi-node row needs prefill workers")
-        out_div = n_decode if n_decode > 0 else n_prefill + n_decode
-        per_gpu = {"tput_per_gpu": total / (n_prefill + n_decode),
-                   "output_tput_per_gpu": output / out_div,
-                   "input_tput_per_gpu": (total - output) / n_prefill}
-    else:
-        per_gpu = {"tput_per_gpu": total / n_decode, "output_tput_per_gpu": output / n_decode,
-                   "input_tput_per_gpu": (total - output) / n_decode}
-    lat, lat_warnings = latency_fields(data, point.label)
+    if par["is_multinode"] and n_prefill <= 0:
+        raise _err(point.manifest_path, f"{point.label}: no prefill GPUs",
+                   "a multi-node row needs prefill workers")
+    per_gpu = pergpu.per_gpu(data["total_token_throughput"], data["output_throughput"],
+                             multinode=par["is_multinode"], prefill=n_prefill, decode=n_decode)
+    lat, lat_warnings = latency_fields(data, point.label, path)
     warnings += lat_warnings
     out = {
         "row-version": ROW_VERSION,
@@ -330,6 +363,9 @@ def process_point(point: Point, *, allow_incomplete: bool = False) -> Processed:
         "attempt": entry["attempt"], "requested": requested, "successful": successful,
         "result_file": path.as_posix(),
     })
+    problem = implausible(out, path, point.label)
+    if problem is not None:
+        raise problem
     return Processed(out, warnings)
 
 

@@ -13,7 +13,7 @@ import re
 
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.results import fastschema
+from infersweep.results import fastschema, runids
 
 ROW_SCHEMA = "results-row"
 MAX_PROBLEMS = 20
@@ -72,6 +72,21 @@ def check_points(points: list[dict]) -> list[Diagnostic]:
         if len(out) >= MAX_PROBLEMS:
             break
     return out
+
+
+def run_ids(points, evals=()) -> list[str]:
+    """Every run id the rows (and the rows they replaced) and the evals name, sorted: the
+    rule ``results check`` applies (:mod:`infersweep.results.runids`)."""
+    return list(runids.run_ids(points, evals))
+
+
+def check_one_run(points, evals=(), where: str = "run") -> list[Diagnostic]:
+    """A folder whose rows and evals belong to more than one run (``results-run-id``), as
+    ``results check`` refuses it; ``store ingest --run-id`` stages such rows as one run."""
+    found = runids.mixed_runs(points, evals, where=where,
+                              hint=runids.ONE_RUN_HINT + ", or --run-id to stage them as one "
+                                                         "run")
+    return [found] if found is not None else []
 
 
 def check_evals(evals: list[dict]) -> list[Diagnostic]:

@@ -8,7 +8,9 @@ permission, a workflow run (404 when missing), a workflow's runs and a run's art
 ``302`` to a storage URL (a second listener of the same double, so another origin, as GitHub's
 blob storage is) that serves ``application/zip`` and refuses a request that carries the
 API token; ``410`` for an expired artifact. Every API request needs the token
-(``Authorization: token …`` or ``Bearer …``), else ``401``.
+(``Authorization: token …`` or ``Bearer …``), else ``401``. An artifact may be served as a
+stream (chunked, no Content-Length, as large as a test wants, counted in ``State.sent``) and
+listed with a size that is not its own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import re
 import secrets
 import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -41,6 +44,9 @@ class State:
     runs: dict[int, dict] = field(default_factory=dict)
     artifacts: dict[int, list[dict]] = field(default_factory=dict)   # run id -> artifacts
     blobs: dict[int, bytes] = field(default_factory=dict)            # artifact id -> zip
+    # artifact id -> the chunks of a streamed answer; bytes the storage listener sent of it
+    streams: dict[int, Callable[[], Iterable[bytes]]] = field(default_factory=dict)
+    sent: dict[int, int] = field(default_factory=dict)
     comments: dict[int, dict] = field(default_factory=dict)
     gone: set[int] = field(default_factory=set)   # artifacts that expire after being listed
     log: list[tuple[str, str, str | None]] = field(default_factory=list)  # method, path, auth
@@ -185,18 +191,25 @@ class GitHubDouble:
         return run
 
     def add_artifact(self, run_id: int, name: str, data: bytes, *, expired: bool = False,
-                     created_at: str = "2026-12-01T10:00:00Z") -> dict:
+                     created_at: str = "2026-12-01T10:00:00Z",
+                     stream: Callable[[], Iterable[bytes]] | None = None,
+                     size_in_bytes: int | None = None) -> dict:
+        """``stream``: serve the chunks it yields instead of ``data``, chunked (no
+        Content-Length); ``size_in_bytes``: the size the listing says (default: the data's)."""
         art_id = self._id()
         run = self.state.runs[run_id]
         base = f"{self.url}/repos/{self.state.repository}/actions/artifacts/{art_id}"
+        listed = len(data) if size_in_bytes is None else size_in_bytes
         art = {"id": art_id, "node_id": f"MDg6QXJ0aWZhY3Q{art_id}", "name": name,
-               "size_in_bytes": len(data), "url": base, "archive_download_url": base + "/zip",
+               "size_in_bytes": listed, "url": base, "archive_download_url": base + "/zip",
                "expired": expired, "digest": None, "created_at": created_at,
                "updated_at": created_at, "expires_at": "2027-03-01T10:00:00Z",
                "workflow_run": {"id": run_id, "repository_id": 42, "head_repository_id": 42,
                                 "head_branch": run["head_branch"], "head_sha": run["head_sha"]}}
         self.state.artifacts[run_id].append(art)
         self.state.blobs[art_id] = data
+        if stream is not None:
+            self.state.streams[art_id] = stream
         return art
 
     def comments_on(self, number: int) -> list[dict]:
@@ -417,6 +430,9 @@ def _storage_handler(double: GitHubDouble):
                 st.storage_log.append((self.path, auth))
             m = re.fullmatch(r"/blob/(\d+)\.zip", urlsplit(self.path).path)
             data = st.blobs.get(int(m[1])) if m else None
+            if auth is None and m and int(m[1]) in st.streams:
+                self._stream(int(m[1]))
+                return
             if auth is not None:  # a signed URL: credentials of another service are refused
                 status, body, ctype = 400, b"<Error><Code>InvalidAuthenticationInfo</Code>" \
                                             b"</Error>", "application/xml"
@@ -429,6 +445,27 @@ def _storage_handler(double: GitHubDouble):
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.wfile.write(body)
+                if m and status == 200:
+                    st.sent[int(m[1])] = len(body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+
+        def _stream(self, art_id: int) -> None:
+            """The chunks of a streamed artifact, until they end or the client hangs up."""
+            self.send_response(200)
+            self.send_header("Content-Type", "application/zip")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            st.sent[art_id] = 0
+            try:
+                for chunk in st.streams[art_id]():
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    st.sent[art_id] += len(chunk)
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
 
     return Storage

@@ -59,18 +59,30 @@ def test_single_node_divides_by_tp_pp_pcp_not_dcp(tmp_path):
     assert validate_data(r, "results-row") == []
 
 
-def test_zero_tpot_and_null_concurrency_are_null_fields_with_warnings(tmp_path):
+def test_null_concurrency_and_missing_statistics_are_null_fields_with_warnings(tmp_path):
     row = resultsrun.disagg_row([4])
-    res = resultsrun.result(4, 4, max_concurrency=None, p99_tpot_ms=0.0)
+    res = resultsrun.result(4, 4, max_concurrency=None, p99_ttft_ms=None)
     del res["p90_itl_ms"]
     m = resultsrun.write_job(tmp_path, row, results={4: res})
     got = _one(m, 4)
     assert got.row["conc"] == 4
-    assert got.row["p99_intvty"] is None and got.row["p99_tpot"] == 0.0
-    assert got.row["p90_itl"] is None
+    assert got.row["p99_ttft"] is None and got.row["p90_itl"] is None
     text = "\n".join(got.warnings)
-    assert "max_concurrency is null" in text and "p99_tpot_ms is 0" in text
-    assert "p90_itl_ms is missing" in text
+    assert "max_concurrency is null" in text and "p90_itl_ms is missing" in text
+    assert "p99_ttft_ms is null" in text
+
+
+def test_zero_tpot_of_one_token_answers_is_a_null_interactivity_with_a_warning(tmp_path):
+    # OSL 1: every request's one token is its first, so no request has a TPOT
+    row = resultsrun.disagg_row([4])
+    row["osl"] = 1
+    zero = {f"{s}_{m}_ms": 0.0 for s in ("mean", "median", "std", "p90", "p99", "p99.9")
+            for m in ("tpot", "itl")}
+    res = resultsrun.result(4, 4, output_throughput=0.4, total_token_throughput=400.4, **zero)
+    m = resultsrun.write_job(tmp_path, row, results={4: res})
+    got = _one(m, 4)
+    assert got.row["total_output_tokens"] == 4 and got.row["p99_intvty"] is None
+    assert "p99_tpot_ms is 0; p99_intvty is null" in "\n".join(got.warnings)
 
 
 def test_gpu_counts_disagreeing_with_workers_times_tp_are_an_error(tmp_path):
@@ -83,9 +95,13 @@ def test_gpu_counts_disagreeing_with_workers_times_tp_are_an_error(tmp_path):
 @pytest.mark.parametrize("over, fragment", [
     ({"completed": 3}, "completed 3 of 4 requested"),
     ({"failed": 1}, "1 failed"),
-    ({"completed": -1}, "completed is -1, expected a non-negative integer"),
+    ({"completed": -1}, "[results-number] dsv4-fp4-mi355x-atom-disagg "
+                        "mi355x-atom-dsv4-disagg-1p1d-tp8-8k1k c=4: completed is -1, expected "
+                        "a non-negative integer"),
     ({"max_concurrency": 8}, "the result is for concurrency 8, the manifest point for 4"),
     ({"output_throughput": "fast"}, "output_throughput is 'fast'"),
+    ({"median_ttft_ms": -3.0}, "median_ttft_ms is -3.0, expected a finite number"),
+    ({"p99_e2el_ms": "slow"}, "p99_e2el_ms is 'slow', expected a finite number"),
 ])
 def test_bad_results_name_file_and_point(tmp_path, over, fragment):
     m = resultsrun.write_job(tmp_path, resultsrun.disagg_row([4]),
