@@ -389,21 +389,15 @@ class Stager:
         limits = self.settings.limits
         folders = {}
         for name, art in picked.items():
-            size = int(art.get("size_in_bytes") or 0)
-            if size > limits.zip_bytes:
-                raise Refused(f"the `{name}` artifact of run {cand.run_id} is {size} bytes, "
-                              f"more than the limit of {limits.zip_bytes}.", "")
-            try:
-                data = self.gh.download_artifact(int(art["id"]), name)
+            target = workdir / name
+            try:  # streamed to a temporary file under the byte cap, then unpacked
+                arts.download(self.gh, art, target, limits)
             except GitHubError as exc:
                 if exc.status == 410:
                     raise Refused(f"the `{name}` artifact of run {cand.run_id} has expired "
                                   "(GitHub answered 410 Gone).", "Re-run the sweep, then stage "
                                   "the new run.") from None
                 raise
-            target = workdir / name
-            try:
-                arts.extract(data, target, limits)
             except arts.UnsafeArchive as exc:
                 raise Refused(f"the `{name}` artifact of run {cand.run_id} was not unpacked: "
                               f"{exc}.", "Artifacts of a sweep are written by its own jobs; "

@@ -25,6 +25,7 @@ from pathlib import Path
 from infersweep.diagnostics import InputError
 from infersweep.results import check as checking
 from infersweep.results import collect as collecting
+from infersweep.results import runids
 from infersweep.results.sources import load_json
 
 AGGREGATE = Path("aggregate", "results.json")
@@ -85,8 +86,8 @@ def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | 
     out.counts = counts
     out.problems += [f"results check: {p}" for p in problems]
     if run_id is not None:
-        # every row read, not only the rerun rule's winners
-        others = sorted({str(r.get("run_id")) for r in g.rows} - {run_id})
+        # every row read and every row it replaced, as the one-run rule counts them
+        others = sorted(set(runids.run_ids(g.rows)) - {run_id})
         if others:
             out.problems.append(f"the job folders hold rows of run {', '.join(others)[:200]}, "
                                 f"not of run {run_id}")

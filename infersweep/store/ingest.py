@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.store import checks
 
 
 @dataclass
@@ -30,12 +31,10 @@ def ingest_folder(store, folder, *, run_id: str | None = None, attempt: int | No
     for w in d.warnings:
         echo(f"warning: {w}")
     run_id = run_id or d.run_id
-    if not run_id:
-        raise InputError(Diagnostic(str(folder), 0, 0, "the rows belong to "
-                                    f"{len(d.run_ids)} runs: {', '.join(d.run_ids[:5])}",
-                                    "pass the folder of one run (one `sweep run` output "
-                                    "folder), or --run-id to stage them as one run",
-                                    "store-input"))
+    if not run_id:  # the rule `results check` applies too
+        raise InputError(checks.check_one_run(d.points, d.evals, str(folder))
+                         or [Diagnostic(str(folder), 0, 0, "the rows name no run id",
+                                        "pass --run-id", "store-input")])
     attempt = attempt or d.attempt
     source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
     echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "

@@ -22,6 +22,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.evals import collect as eval_collect
 from infersweep.results import collect as results_collect
 from infersweep.results.sources import load_json
+from infersweep.store import checks
 
 AGGREGATE = Path("aggregate") / "results.json"
 EVALS = "evals.json"
@@ -118,11 +119,11 @@ def read_run_dir(path) -> RunDir:
                    "stage a run that produced results")
     # every row read, not only the rerun rule's winners: a second run whose points are the
     # same as the first's would be hidden by it
-    ids = {r["run_id"] for r in g.rows} | {e.get("run-id") for e in evals if e.get("run-id")}
+    ids = checks.run_ids(g.rows, evals)  # the rule `results check` applies too
     attempts = [r["attempt"] for r in rows] + [e["attempt"] for e in evals
                                                if isinstance(e.get("attempt"), int)]
     return RunDir(points=rows, evals=evals, changelog=read_changelog(Path(root)), layout=layout,
-                  run_id=next(iter(ids)) if len(ids) == 1 else None, run_ids=sorted(ids),
+                  run_id=ids[0] if len(ids) == 1 else None, run_ids=ids,
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,
                   warnings=list(g.warnings))
