@@ -33,7 +33,7 @@ from infersweep.store import RunInfo, load_run_dir, open_store  # noqa: E402
 from infersweep.store.store import point_params  # noqa: E402
 from infersweep.store.tables import configs, points  # noqa: E402
 from tests import pg  # noqa: E402
-from tests.unit.stage.store_data import many_points_folder  # noqa: E402
+from tests.unit.store.store_data import many_points_folder  # noqa: E402
 
 INFO = RunInfo(run_id="33825304569", attempt=1, source="github", pr_number=12,
                labels=("full-sweep-fail-fast",), created_at="2026-12-01T10:00:00Z")
