@@ -93,7 +93,7 @@ def test_row_completes_and_is_collected(kit, tmp_path, prefill, template):
     assert prov["executor"] == "srt-slurm" and prov["job-state"] == "COMPLETED"
     assert prov["srt-slurm-commit"] == kit.remote.pin
     assert prov["run-id"] == "7001" and prov["attempt"] == 1
-    assert prov["config-key"] == "dsv4_8k1k"
+    assert prov["config-key"] == ls.SEED_KEY  # the catalog key, not the row's exp-name
     assert m["gpus"] == {"prefill": 8 * prefill, "decode": 8, "total": 8 * (prefill + 1)}
     job = prov["job-id"]
     # named and tagged with run, attempt and runner
@@ -107,7 +107,7 @@ def test_row_completes_and_is_collected(kit, tmp_path, prefill, template):
     script = next((tmp_path / "runner-temp").rglob(f"outputs/{job}/sbatch_script.sh"))
     assert "/nonexistent" not in script.read_text()
     # nothing written into the checkout the launcher ran from
-    assert not (REPO / "outputs").exists()
+    assert not (REPO / "outputs").exists() and not (frozen_checkout() / "outputs").exists()
     assert job not in kit.cluster.queued()
     # a second launch re-uses the cache entry
     assert "re-used" in p.stdout + p.stderr

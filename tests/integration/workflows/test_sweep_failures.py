@@ -45,7 +45,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(3600)]
 
 CANARY = "Canary (multi-node)/Benchmark/dsv4_8k1k atom-disagg 1P1D c4 on mi355x-disagg"
 CANARY_ARTIFACT = "bmk_canary-multi-node-1_1"
-CANARY_MANIFEST = ("results/bmk_canary-multi-node-1_1/dsv4_8k1k/"
+# the job folder is named by the row's catalog key (config-key), not its exp-name
+CANARY_MANIFEST = ("results/bmk_canary-multi-node-1_1/dsv4-fp4-mi355x-atom-disagg/"
                    "mi355x-atom-dsv4-disagg-1p1d-tp8-8k1k/manifest.json")
 SHARD_POINTS = [8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048]  # the multi-1 shard's rows
 BEFORE_BENCHMARKS = {"Run Sweep/Decide": "success",
