@@ -38,7 +38,6 @@ def frozen_checkout() -> Path:
     the real one; the master configs, runners and changelog are the frozen copies."""
     root = Path(tempfile.mkdtemp(prefix="infersweep-frozen-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
-    data = REPO / "tests" / "data"
     for item in REPO.iterdir():
         if item.name not in ("configs", "perf-changelog.yaml"):
             (root / item.name).symlink_to(item)
@@ -46,9 +45,7 @@ def frozen_checkout() -> Path:
     for item in (REPO / "configs").iterdir():
         if not item.name.endswith("-master.yaml") and item.name != "runners.yaml":
             (root / "configs" / item.name).symlink_to(item)
-    for item in (data / "catalog").glob("*.yaml"):
-        shutil.copyfile(item, root / "configs" / item.name)
-    shutil.copyfile(data / "changelog-base" / "perf-changelog.yaml", root / "perf-changelog.yaml")
+    freeze_tree(root)
     return root
 
 
