@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import seq_name
 
 EVAL_BUCKETS = ("evals", "agentic_evals", "multinode_evals", "multinode_agentic_evals")
@@ -107,7 +108,7 @@ THROUGHPUT_OUTPUTS = ("single-node", "single-node-agentic", "multi-node", "multi
 
 def eval_conc(row: dict) -> int:
     """The concurrency an eval row evaluates at (its ``eval-conc``, else its highest point)."""
-    conc = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+    conc = row_concs(row)
     return int(row.get("eval-conc") or max(conc))
 
 
@@ -127,7 +128,7 @@ def fold_evals(throughput: list[dict], evals: list[dict]) -> list[dict]:
         conc = eval_conc(ev)
         host = None if ev.get("eval-all-concs") else next(
             (r for r in by_recipe.get(recipe_fingerprint(ev), [])
-             if conc in (r["conc"] if isinstance(r["conc"], list) else [r["conc"]])
+             if conc in row_concs(r)
              and not r.get("run-eval")), None)
         if host is None:
             left.append(ev)

@@ -25,12 +25,17 @@ FIELDS = ("framework", "precision")
 NEAR_MISS = 0.8  # difflib ratio: 'dissag'~'disagg' 0.83, 'fp88'~'fp8' 0.86, 'fp8'~'fp4' 0.67
 
 
+# a catalog spells an engine as InferenceX's framework names do (TensorRT-LLM is 'trt')
+_FRAMEWORK_NAME = {"trtllm": "trt"}
+
+
 @cache
 def recipe_engines() -> tuple[str, ...]:
-    """The engines the recipe dialect runs: the values its schema allows for backend.type."""
+    """The engines the recipe dialect runs (the values its schema allows for backend.type),
+    as a catalog's ``framework`` names them."""
     spec = load_schema("srt-slurm-v1-recipe")["$defs"]["backend"]["properties"]["type"]
     values = spec.get("enum") or ([spec["const"]] if "const" in spec else [])
-    return tuple(str(v) for v in values)
+    return tuple(_FRAMEWORK_NAME.get(str(v), str(v)) for v in values)
 
 
 def _corrected(value: str, support: Counter) -> str | None:

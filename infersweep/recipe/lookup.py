@@ -8,8 +8,14 @@ in its prefill (or decode) additional-settings. The file is looked for
 2. in the srt-slurm checkout, ``<checkout>/recipes/<path>`` (InferenceX's convention: its
    launchers run ``srtctl apply -f $CONFIG_FILE`` inside the checkout).
 
-Single-node rows have no template source yet; they are refused with a reason of their own so
-that a later source (framework default templates) slots in beside these two.
+A single-node row names no file: its template is found by InferenceX's naming of its
+single-node scripts, ``<model-prefix>_<precision>_<gpu>_<framework>[_mtp]``, as
+
+1. the config's own template ``benchmarks/single_node/srt-slurm/<that name>.yaml`` (its tuned
+   engine settings), else
+2. its framework's default template ``benchmarks/single_node/srt-slurm/defaults/<framework>.yaml``
+   (sglang, vllm, atom, trt), which applies the row's parallelism, context and speculative
+   decoding and refuses what it cannot express.
 """
 
 from __future__ import annotations
@@ -22,16 +28,18 @@ from pathlib import Path
 from infersweep import gitexec
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.recipe import overrides, refusal, rowfit
-from infersweep.recipe.rendered import SRT_SLURM, TEMPLATE
+from infersweep.recipe.rendered import DEFAULT, SRT_SLURM, TEMPLATE
 from infersweep.recipe.settings import CONFIG_FILE, ROLES
 
 TEMPLATE_ROOT = Path("benchmarks", "multi_node", "srt-slurm")
+SINGLE_ROOT = Path("benchmarks", "single_node", "srt-slurm")
+DEFAULTS = "defaults"
 CONFIG_PREFIX = "recipes/"
 
 
 @dataclass(frozen=True)
 class Found:
-    source: str  # TEMPLATE or SRT_SLURM
+    source: str  # TEMPLATE, DEFAULT or SRT_SLURM
     path: Path  # the file
     config_file: str  # the setting's value, as written
     selector: str | None
@@ -45,12 +53,6 @@ def is_multi_node(row: dict) -> bool:
 def config_file(row: dict, source: str) -> str:
     """The row's ``CONFIG_FILE`` value (one, of the form ``recipes/<path>[:selector]``)."""
     label = rowfit.row_label(row)
-    if not is_multi_node(row):
-        raise refusal.RowRefused(Diagnostic(
-            source, 0, 0, f"single-node row ({label}, {row.get('framework')}) names no recipe "
-            "template: single-node rows have none yet",
-            "run it with InferenceX's single-node scripts", "row-template"),
-            refusal.SINGLE_NODE, str(row.get("framework")))
     found = {}
     for role in ROLES:
         value = rowfit.settings(row.get(role) or {}).get(CONFIG_FILE)
@@ -90,8 +92,45 @@ def _shown(path: Path) -> Path:
         return path
 
 
+def gpu_of(runner: str) -> str:
+    """The GPU of a runner label as InferenceX's script names spell it (``mi355x-disagg`` ->
+    ``mi355x``)."""
+    return runner.split("-", 1)[0]
+
+
+def single_node_name(row: dict) -> str:
+    """``<model-prefix>_<precision>_<gpu>_<framework>[_mtp]``: InferenceX's name for the
+    script of a single-node row, and ours for its config's template."""
+    mtp = "_mtp" if row.get("spec-decoding") == "mtp" else ""
+    return (f"{row.get('model-prefix')}_{row.get('precision')}_{gpu_of(str(row.get('runner')))}"
+            f"_{row.get('framework')}{mtp}")
+
+
+def find_single(row: dict, repo: Path, source: str) -> Found:
+    """A single-node row's template: its config's own, else its framework's default."""
+    name = single_node_name(row)
+    own = repo / SINGLE_ROOT / f"{name}.yaml"
+    if own.is_file():
+        return Found(TEMPLATE, _shown(own), f"{SINGLE_ROOT.as_posix()}/{name}.yaml", None)
+    framework = str(row.get("framework"))
+    default = repo / SINGLE_ROOT / DEFAULTS / f"{framework}.yaml"
+    if default.is_file():
+        return Found(DEFAULT, _shown(default), f"{SINGLE_ROOT.as_posix()}/{DEFAULTS}/"
+                     f"{framework}.yaml", None)
+    have = sorted(p.stem for p in (repo / SINGLE_ROOT / DEFAULTS).glob("*.yaml"))
+    raise refusal.RowRefused(Diagnostic(
+        source, 0, 0, f"single-node row ({rowfit.row_label(row)}): no template "
+        f"{_shown(own)} and no default template for framework '{framework}'",
+        f"add {SINGLE_ROOT.as_posix()}/{name}.yaml (defaults exist for "
+        f"{', '.join(have) or 'no framework'})", "row-template"),
+        refusal.SINGLE_NODE, framework)
+
+
 def find(row: dict, repo: Path, srt_slurm: Path | None, source: str) -> Found:
-    """The row's recipe file: our template first, then the srt-slurm checkout's recipe."""
+    """The row's recipe file: for a multi-node row our template first, then the srt-slurm
+    checkout's recipe; for a single-node row :func:`find_single`."""
+    if not is_multi_node(row):
+        return find_single(row, repo, source)
     value = config_file(row, source)
     path, selector = overrides.split(value)
     if selector is not None and not overrides.valid_selector(selector):

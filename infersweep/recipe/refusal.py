@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from infersweep.diagnostics import Diagnostic, InputError
 
-SINGLE_NODE = "single-node: no template"
+SINGLE_NODE = "single-node: no template for the framework"
+ROW_SETTINGS = "refused by a template rule"
 NO_CONFIG_FILE = "multi-node: no CONFIG_FILE"
 BAD_CONFIG_FILE = "CONFIG_FILE is not recipes/<path>"
 NOT_FOUND = "recipe file not found"
@@ -22,6 +23,7 @@ BY_RULE = {
     "row-template": "CONFIG_FILE problem",
     "row-fit": "row does not fit its recipe",
     "row-parallelism": "row does not fit its recipe",
+    "row-refused": ROW_SETTINGS,
     "row-settings": "setting is not a number",
     "row-eval-only": "eval-only row",
     "row-schema": "not a matrix row",

@@ -8,9 +8,12 @@ from pathlib import Path
 
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.matrix.rows import concs as row_concs
 from infersweep.recipe import (
     lookup,
+    refusal,
     rowfit,
+    rowrules,
     schema,
     settings,
     srtrecipe,
@@ -19,7 +22,7 @@ from infersweep.recipe import (
     workload,
 )
 from infersweep.recipe.rendered import Rendered
-from infersweep.recipe.yamlwalk import diag_at, scalars
+from infersweep.recipe.yamlwalk import diag_at
 from infersweep.yamldoc import YamlDoc, load_yaml
 
 __all__ = ["CONFIG_FILE", "TEMPLATE_ROOT", "Rendered", "load_rows", "render_row"]
@@ -34,8 +37,11 @@ def check_template(doc: YamlDoc) -> list[Diagnostic]:
         return [Diagnostic(doc.path, 1, 1, "a template must be a YAML mapping",
                            rule="template")]
     found = (template.concurrency_literals(doc) + template.placeholder_problems(doc)
-             + template.benchmark_command(doc))
-    taken = {(d.line, d.col) for d in found}
+             + template.benchmark_command(doc) + rowrules.check(doc))
+    # a value that is (or holds) a placeholder is checked once filled, in the rendered recipe
+    filled = {(s.node.start_mark.line + 1, s.node.start_mark.column + 1)
+              for s in template.server_scalars(doc) if not s.is_key and template.placeholders(s)}
+    taken = {(d.line, d.col) for d in found} | filled
     found += [d for d in schema.validate(doc, schema.TEMPLATE_SCHEMA)
               if (d.line, d.col) not in taken]
     found += topology.check(doc, doc.data)
@@ -54,8 +60,9 @@ def _lookup(row: dict, dotted: str):
 def _fill(doc: YamlDoc, row: dict, source: str) -> dict:
     """A copy of the template's data with every placeholder filled from the row."""
     data = json.loads(json.dumps(doc.data, default=str))  # no shared (aliased) parts
+    data.pop(template.ROW_SETTINGS, None)
     problems = []
-    for s in scalars(doc):
+    for s in template.server_scalars(doc):
         if s.is_key or not template.placeholders(s):
             continue
         text = s.text
@@ -70,7 +77,7 @@ def _fill(doc: YamlDoc, row: dict, source: str) -> dict:
                 continue
             if whole == text.strip():
                 whole_value = value
-            text = text.replace(whole, str(value))
+            text = text.replace(whole, template.as_text(value))
         target = data
         for part in s.pointer[:-1]:
             target = target[part]
@@ -114,7 +121,7 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
         raise InputError(Diagnostic(source, 0, 0, f"{workload.RANGE_RATIO_FIELD} must be a "
                                     f"number in (0, 1], got {json.dumps(ratio)}",
                                     "lengths are drawn from [floor(r*L), L]", "row-schema"))
-    concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+    concs = row_concs(row)
     if len(set(concs)) != len(concs):
         raise InputError(Diagnostic(source, 0, 0, f"row lists a concurrency twice: {concs}",
                                     "list each point once", "row-schema"))
@@ -131,13 +138,47 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     problems = rowfit.check(row, source, doc)
     if problems:
         raise InputError(problems)
-    data = _fill(doc, row, source)
+    data = apply_row_settings(doc, _fill(doc, row, source), row, concs, source)
     work = workload.from_row(row)
     set_benchmark(data, work, client=client, result_dir=result_dir)
     problems = schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
     if problems:
         raise InputError(problems)
-    return Rendered(data, found.path, found.config_file, work, work.points(data["name"]))
+    return Rendered(data, found.path, found.config_file, work, work.points(data["name"]),
+                    source=found.source)
+
+
+def server_for(doc: YamlDoc, data: dict, row: dict, conc: int, source: str) -> dict:
+    """The template's server for ``row`` at concurrency ``conc``: its ``row-settings``
+    applied (a refusing rule refuses the row, with the rule's own words)."""
+    try:
+        return rowrules.apply(data, doc.data.get(template.ROW_SETTINGS),
+                              rowrules.Context(row, conc))
+    except rowrules.Refused as exc:
+        diag = doc.diag(exc.pointer, f"row ({rowfit.row_label(row)}) refused by the template: "
+                        f"{exc.message}", "use a template that supports it, or change the "
+                        "catalog entry's search-space", rule="row-refused")
+        raise refusal.RowRefused(diag, refusal.ROW_SETTINGS, exc.message) from None
+    except ValueError as exc:
+        raise InputError(doc.diag((template.ROW_SETTINGS,), f"row "
+                                  f"({rowfit.row_label(row)}): {exc}",
+                                  rule="template-row-settings")) from None
+
+
+def apply_row_settings(doc: YamlDoc, data: dict, row: dict, concs: list[int],
+                       source: str) -> dict:
+    """One server for all of the row's concurrencies, or an error: a job starts its engine
+    once, so points whose settings differ cannot share it."""
+    servers = [server_for(doc, data, row, c, source) for c in concs]
+    for conc, server in zip(concs[1:], servers[1:], strict=True):
+        if server != servers[0]:
+            raise InputError(Diagnostic(
+                source, 0, 0, f"row ({rowfit.row_label(row)}): the template's row-settings "
+                f"give concurrency {conc} another server than concurrency {concs[0]}",
+                "one job starts one server: run these concurrencies as separate rows "
+                "(`infersweep matrix` groups only points with the same server)",
+                "row-conc-settings"))
+    return servers[0]
 
 
 def load_rows(text: str, source: str) -> list[dict]:

@@ -9,7 +9,8 @@ import yaml
 
 from infersweep.recipe import workload
 
-TEMPLATE = "template"  # a template under our benchmarks/multi_node/srt-slurm/
+TEMPLATE = "template"  # the config's own template under our benchmarks/
+DEFAULT = "framework-default"  # a single-node row's framework default template
 SRT_SLURM = "srt-slurm"  # a recipe in an srt-slurm checkout
 
 
@@ -20,7 +21,7 @@ class Rendered:
     config_file: str  # the row's CONFIG_FILE value
     workload: workload.Workload
     points: list[workload.Point] = field(default_factory=list)
-    source: str = TEMPLATE  # TEMPLATE or SRT_SLURM: where ``template`` was found
+    source: str = TEMPLATE  # TEMPLATE, DEFAULT or SRT_SLURM: where ``template`` was found
     checkout: Path | None = None  # the srt-slurm checkout, for SRT_SLURM
     commit: str | None = None  # its commit, when it is a git checkout
 

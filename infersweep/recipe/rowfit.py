@@ -65,7 +65,7 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
         tmpl_err(("resources",), f"the row is {kind} but the template is not", key=True)
         return out
     if not disagg_tpl:
-        row_err("aggregated rows are not rendered yet", "use a disaggregated row")
+        _check_aggregated(row, res, data, tmpl_err)
         return out
     by_name = {r.name: r for r in topology.roles(res)}
     config = (data.get("backend") or {}).get("atom_config") or {}
@@ -130,3 +130,35 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
         tmpl_err(("backend", "connector"), f"the row's KV transfer is '{kv}', the template's "
                  f"connector '{connector}'", "use a template for that transfer engine")
     return out
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _check_aggregated(row: dict, res: dict, data: dict, tmpl_err) -> None:
+    """A single-node row is one engine of TP x PP GPUs on one node; the template's literal
+    numbers (placeholders are the row's by construction) must say the same."""
+    agg = [r for r in topology.roles(res) if r.name == "agg"]
+    gpus = (row.get("tp") or 1) * (row.get("pp") or 1)
+    gpn = _int(res.get("gpus_per_node"))
+    if agg and _int(res.get("agg_workers")) is not None and agg[0].workers != 1:
+        tmpl_err(("resources", "agg_workers"), f"a single-node row runs one engine, the "
+                 f"template has {agg[0].workers} aggregated workers")
+    explicit = _int(res.get("gpus_per_agg"))
+    if explicit is not None and explicit != gpus:
+        tmpl_err(("resources", "gpus_per_agg"), f"the row's engine takes {gpus} GPUs "
+                 f"(TP{row.get('tp')} x PP{row.get('pp') or 1}), the template's "
+                 f"{explicit}", "write gpus_per_agg: '{{ row.tp }}'")
+    if gpn is not None and gpus > gpn:
+        tmpl_err(("resources", "gpus_per_node"), f"the row's engine takes {gpus} GPUs, a "
+                 f"node has {gpn}", "single-node rows run on one node")
+    backend = data.get("backend") if isinstance(data.get("backend"), dict) else {}
+    section, config = topology.engine_section(backend)
+    role_cfg = config.get("aggregated")
+    flag = topology.CONTEXT_FLAG.get(str(backend.get("type")))
+    ctx = _int(role_cfg.get(flag)) if isinstance(role_cfg, dict) and flag else None
+    need = row.get("max-model-len") or (row.get("isl", 0) + row.get("osl", 0))
+    if ctx is not None and ctx < need:
+        tmpl_err(("backend", section, "aggregated", flag), f"the context {ctx} is shorter "
+                 f"than the row's {need} tokens", "write '{{ row.max-model-len }}'")

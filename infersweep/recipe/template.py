@@ -31,10 +31,19 @@ def is_conc_loop(match: re.Match) -> bool:
             or bool(re.fullmatch(r"[\s\d]+", words)))
 
 
+ROW_SETTINGS = "row-settings"  # the rules of rowrules, which may name the concurrency
+
+
+def server_scalars(doc: YamlDoc):
+    """The scalars of the template's server description (its ``row-settings`` left out)."""
+    return (s for s in scalars(doc) if not s.pointer or s.pointer[0] != ROW_SETTINGS)
+
+
 def concurrency_literals(doc: YamlDoc) -> list[Diagnostic]:
-    """A template holds no concurrency: no such key, no loop over points, no flag or variable."""
+    """A template holds no concurrency: no such key, no loop over points, no flag or variable
+    (a setting that depends on it is a ``row-settings`` rule)."""
     out = []
-    for s in scalars(doc):
+    for s in server_scalars(doc):
         if s.is_key and _CONC_KEY.match(s.text):
             out.append(doc.diag(s.pointer, f"the template sets a concurrency ('{s.text}')",
                                 _CONC_HINT, rule="template-concurrency", key=True))
@@ -71,6 +80,11 @@ def row_fields() -> dict[str, str]:
     return fields
 
 
+def as_text(value) -> str:
+    """A row value inside a longer string: booleans as YAML writes them (``dpatrue``)."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
 def placeholders(s: Scalar) -> list[tuple[str, str]]:
     """(whole placeholder text, inner expression) for every ``{{ ... }}`` in a scalar."""
     return [(m.group(0), m.group(1)) for m in PLACEHOLDER.finditer(s.text)]
@@ -80,7 +94,7 @@ def placeholder_problems(doc: YamlDoc) -> list[Diagnostic]:
     """Placeholders must name a scalar field of the matrix row, and never its concurrency."""
     out = []
     known = row_fields()
-    for s in scalars(doc):
+    for s in server_scalars(doc):
         for whole, inner in placeholders(s):
             if s.is_key:
                 out.append(diag_at(doc, s, whole, "a placeholder cannot be a key",

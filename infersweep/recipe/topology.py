@@ -9,6 +9,19 @@ from infersweep.yamldoc import YamlDoc
 
 ROLES = ("prefill", "decode", "agg")
 _CONFIG_KEY = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
+# srt-slurm's engine section of each backend (atom is the fork's)
+ENGINE_SECTION = {"atom": "atom_config", "sglang": "sglang_config", "vllm": "vllm_config",
+                  "trtllm": "trtllm_config"}
+# the context-length flag of each backend, as each engine spells it
+CONTEXT_FLAG = {"atom": "max-model-len", "sglang": "context-length", "vllm": "max-model-len",
+                "trtllm": "max_seq_len"}
+
+
+def engine_section(backend: dict) -> tuple[str, dict]:
+    """(name, mapping) of a backend's per-role engine settings (``atom_config``, ...)."""
+    name = ENGINE_SECTION.get(str(backend.get("type", "sglang")), "atom_config")
+    section = backend.get(name)
+    return name, section if isinstance(section, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -65,13 +78,14 @@ def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
                 out.append(doc.diag(("resources",), f"missing 'resources.{name}_{part}'",
                                     f"add '{name}_{part}:'", rule="topology", key=True))
     backend = data.get("backend") if isinstance(data.get("backend"), dict) else {}
-    config = backend.get("atom_config") or {}
+    section, config = engine_section(backend)
     for name in wanted:
-        if isinstance(config, dict) and not config.get(_CONFIG_KEY[name]):
-            out.append(doc.diag(("backend", "atom_config"),
-                                f"no 'atom_config.{_CONFIG_KEY[name]}' for the {name} workers",
+        if not config.get(_CONFIG_KEY[name]):
+            out.append(doc.diag(("backend", section) if section in backend else ("backend",),
+                                f"no '{section}.{_CONFIG_KEY[name]}' for the {name} workers",
                                 "give every role its engine settings", rule="topology",
                                 key=True))
+    out += _front_end(doc, data, backend)
     if gpn is None:
         return out
     by_name = {r.name: r for r in roles(res)}
@@ -109,4 +123,33 @@ def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
                                 f"GPUs do not fit on {role.nodes} node(s) of {gpn} GPUs",
                                 f"raise '{role.name}_nodes' or lower the workers",
                                 rule="topology"))
+    return out
+
+
+# front ends that need a given backend, and the ones that serve one aggregated worker only
+_FRONT_END_BACKEND = {"atomesh": "atom", "atom": "atom", "vllm": "vllm"}
+_ONE_WORKER = ("atom", "vllm")
+
+
+def _front_end(doc: YamlDoc, data: dict, backend: dict) -> list[Diagnostic]:
+    """srt-slurm's combination rules of front end, backend and workers."""
+    front = data.get("frontend") if isinstance(data.get("frontend"), dict) else {}
+    kind, engine = front.get("type"), backend.get("type")
+    out = []
+    need = _FRONT_END_BACKEND.get(str(kind))
+    if need is not None and engine is not None and engine != need:
+        out.append(doc.diag(("frontend", "type"), f"front end '{kind}' needs {need} workers, "
+                            f"the backend is '{engine}'", "use a front end of this backend "
+                            "(sglang, dynamo, ...)", rule="topology"))
+    if engine == "atom" and kind not in (None, "atomesh", "atom"):
+        out.append(doc.diag(("frontend", "type"), f"ATOM workers are served by atomesh or "
+                            f"atom, not '{kind}'", "set frontend.type: atomesh (P/D, "
+                            "replicas) or atom (one aggregated worker)", rule="topology"))
+    res = data.get("resources") if isinstance(data.get("resources"), dict) else {}
+    if kind in _ONE_WORKER:
+        agg = [r for r in roles(res) if r.name == "agg"]
+        if not agg or agg[0].workers != 1:
+            out.append(doc.diag(("frontend", "type"), f"front end '{kind}' serves exactly one "
+                                "aggregated worker", "set agg_workers: 1, or use a router "
+                                "front end", rule="topology"))
     return out

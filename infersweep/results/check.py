@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 
 from infersweep import output
 from infersweep.diagnostics import Diagnostic
+from infersweep.matrix.rows import concs as row_concs
 from infersweep.results import runids
 from infersweep.results.collect import point_key, reason
 
@@ -39,8 +40,10 @@ def _label(p: dict) -> str:
 def _describe_row(row: dict) -> str:
     from infersweep.results.process import topology
 
+    lengths = ("agentic-coding" if row.get("scenario-type") == "agentic-coding"
+               else f"{row.get('isl')}/{row.get('osl')}")
     return (f"matrix row {row.get('model-prefix')} {row.get('runner')} {row.get('framework')} "
-            f"{topology(row, {})} {row.get('isl')}/{row.get('osl')}")
+            f"{topology(row, {})} {lengths}")
 
 
 def against_matrix(agg: dict, matrix_rows: list[dict]) -> tuple[list[Problem], int]:
@@ -53,7 +56,8 @@ def against_matrix(agg: dict, matrix_rows: list[dict]) -> tuple[list[Problem], i
         if row.get("eval-only") or not row.get("conc"):
             continue
         fp = recipe_fingerprint(row)
-        for c in row["conc"]:
+        # a single-node row's conc is one int, a multi-node row's a list
+        for c in row_concs(row):
             want[(fp, c)] = row
     have = {(e.get("recipe_fingerprint"), e["conc"]): e for e in agg["expected"]}
     problems = [Problem(MISSING, f"{_describe_row(row)} c={key[1]}",

@@ -18,6 +18,7 @@ import orjson
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
+from infersweep.matrix.rows import concs as row_concs
 from infersweep.results import fastschema, plausible, process, sources
 
 AGGREGATE_VERSION = 1
@@ -80,7 +81,7 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
                      "job_state": prov["job-state"], "job_reason": prov["job-reason"]})
     concs = {p.entry["conc"] for p in points}
     if first.row is not None:  # the matrix row may ask for points the manifest lacks
-        for c in first.row.get("conc") or []:
+        for c in row_concs(first.row) if first.row.get("conc") is not None else []:
             if c not in concs:
                 e = _expected_of(first)
                 e["conc"] = c

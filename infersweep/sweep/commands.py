@@ -130,6 +130,7 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     """
     from infersweep.evals import check as evalcheck
     from infersweep.progress import StatusLines
+    from infersweep.recipe.grouping import grouped_pairs
     from infersweep.results import check as checking
     from infersweep.sweep.gate import judge
     from infersweep.sweep.run import Sweep, load_previous
@@ -142,6 +143,7 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     catalog = catalog_from_options(config_files, runner_config)
     pairs = generate_keyed(catalog, test_config_selection(**selection))
     pairs = [(k, r) for k, r in pairs if not r.get("eval-only")]
+    pairs = grouped_pairs(pairs, repo)  # one job (one engine start) per server
     if not pairs:
         raise InputError(Diagnostic(" ".join(selection["config_keys"]), 0, 0,
                                     "the selection produced no rows with throughput points",

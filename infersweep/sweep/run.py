@@ -22,6 +22,7 @@ from pathlib import Path
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance
+from infersweep.matrix.rows import concs as row_concs
 from infersweep.pins.lock import LOCK_PATH, load_lock
 from infersweep.progress import StatusLines
 from infersweep.recipe.render import Rendered, render_row
@@ -138,7 +139,7 @@ class Sweep:
         by_identity = {manifests.identity(m): (p, m) for p, m in self.previous}
         matched = set()
         for key, row in pairs:
-            concs = row["conc"] if isinstance(row["conc"], list) else [row["conc"]]
+            concs = row_concs(row)
             # render once for the name and the scaled lengths, again for the points to run
             probe = self._render(row, self.out_dir / "_", key)
             base = self.out_dir / _slug(key) / _slug(probe.name)

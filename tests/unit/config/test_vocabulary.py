@@ -16,7 +16,7 @@ def _check(entries: dict[str, tuple[str, str]]):
 
 
 def test_the_recipe_engines_come_from_the_recipe_schema():
-    assert recipe_engines() == ("atom",)
+    assert recipe_engines() == ("atom", "sglang", "vllm", "trt")
 
 
 def test_a_misspelt_part_is_corrected_from_the_parts_others_use():
@@ -27,7 +27,7 @@ def test_a_misspelt_part_is_corrected_from_the_parts_others_use():
     assert typos == {("dsv4-fp4-mi355x-sglang-disagg", "framework")}
     assert (error.line, error.col, error.rule) == (8, 14, "unknown-framework")
     assert "framework 'sglang-dissag' is unknown" in error.message
-    assert "(known: atom, atom-disagg)" in error.message
+    assert "(known: atom, atom-disagg, sglang, trt, vllm)" in error.message
     assert error.hint == "did you mean 'sglang-disagg'?"
 
 

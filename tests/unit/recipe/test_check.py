@@ -45,7 +45,7 @@ def test_rendered_recipes_pass(run_cli, tmp_path, dsv4_rows, repo_root):
 def test_reference_recipes_fail_the_v1_atom_schema(run_cli, reference):
     code, _, err = run_cli("recipe", "check", *sorted(reference.glob("atom_*.yaml")))
     assert code == 1
-    assert "'type' must be \"atomesh\", got \"infera\"" in err
+    assert "'type' is \"infera\", expected one of \"atomesh\", \"atom\"" in err
     assert "unknown key 'enable_kv_events' in backend" in err
     assert err.count("[recipe-concurrency] the benchmark command loops over concurrencies") == 2
 

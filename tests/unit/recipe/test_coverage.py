@@ -56,28 +56,40 @@ def frozen():
     return pairs, skipped
 
 
-def test_our_catalog_renders_its_templates_and_refuses_single_node_rows(frozen):
+def test_our_catalog_renders_every_row_with_its_configs_templates(frozen):
     pairs, skipped = frozen
     cov = coverage.run(pairs, REPO, srt_slurm=None, skipped=skipped, show_progress=False)
     s = cov.summary()
-    singles = sum(1 for _, r in pairs if "prefill" not in r)
-    assert s["rendered"] == 2 and s["rendered-by-source"] == {"template": 2}
-    assert s["refused"] == {"single-node: no template": singles}
-    assert s["rows"] == singles + 2 == len(pairs)
+    singles = [r for _, r in pairs if "prefill" not in r]
+    assert s["rendered"] == s["rows"] == len(pairs) and s["refused"] == {}
+    assert s["rendered-by-source"] == {"template": len(pairs)}
     assert s["accepted"] is None  # no srtctl asked
     assert {o.rendered.config_file for o in cov.rendered} == {
         "recipes/atom/deepseek-v4/mi355x/disagg-1p1d-tp8-8k1k.yaml",
-        "recipes/atom/deepseek-v4/mi355x/disagg-2p1d-dpa-tp8-8k1k.yaml"}
-    assert cov.refusals()["single-node: no template"] == dict(
-        Counter(r["framework"] for _, r in pairs if "prefill" not in r).most_common())
+        "recipes/atom/deepseek-v4/mi355x/disagg-2p1d-dpa-tp8-8k1k.yaml",
+        "benchmarks/single_node/srt-slurm/dsv4_fp4_mi355x_atom.yaml",
+        "benchmarks/single_node/srt-slurm/dsv4_fp4_mi355x_atom_mtp.yaml",
+        "benchmarks/single_node/srt-slurm/dsv4_fp4_mi355x_sglang.yaml"}
+    assert len(singles) == len(pairs) - 2
+
+
+def test_a_row_without_its_own_template_takes_the_framework_default(frozen):
+    pairs, _ = frozen
+    key, row = next((k, r) for k, r in pairs if r["framework"] == "sglang")
+    other = dict(row, **{"model-prefix": "qwen3"})  # no qwen3_fp4_mi355x_sglang.yaml
+    cov = coverage.run([(key, other)], REPO, srt_slurm=None, show_progress=False)
+    assert cov.summary()["rendered-by-source"] == {"framework-default": 1}
+    assert cov.rendered[0].rendered.recipe["backend"]["type"] == "sglang"
 
 
 def test_a_backend_srtctl_lacks_is_not_dry_run(frozen):
     pairs, _ = frozen
-    outcomes = coverage.render_all(pairs, REPO, None)
+    atom = [(k, r) for k, r in pairs if r["framework"].startswith("atom")]
+    outcomes = coverage.render_all(atom, REPO, None)
     judge = Srtctl(REPO / "no-srtctl", REPO, None, frozenset({"sglang", "vllm", "trtllm"}))
     coverage.judge(outcomes, judge, show_progress=False)  # nothing to run: atom only
     rendered = [o for o in outcomes if o.rendered is not None]
+    assert len(rendered) == len(atom)
     assert {o.dry_run for o in rendered} == {coverage.NOT_RUN}
     assert rendered[0].srtctl_message == ("backend 'atom' is not in this srtctl (it has "
                                           "sglang, trtllm, vllm)")
@@ -115,13 +127,13 @@ def test_coverage_command_on_a_catalog(run_cli, frozen_repo):
     assert code == 0, err
     doc = json.loads(out)
     assert doc["srtctl"] is None and doc["srt-slurm"] is None
-    assert doc["summary"]["rendered"] == 2
+    assert doc["summary"]["rendered"] == doc["summary"]["rows"] == 54
     assert set(doc["summary"]) == {"rows", "rendered", "rendered-by-source", "accepted",
                                    "rejected", "not-dry-run", "refused"}
     code, out, err = run_cli("recipe", "coverage", "--repo", frozen_repo, "--no-progress")
     assert code == 0, err
     assert out.splitlines()[3].startswith("fixed-seq-len rows")
-    assert "single-node: no template" in out
+    assert "benchmarks/single_node/srt-slurm/dsv4_fp4_mi355x_sglang.yaml" not in out  # no refusal
 
 
 def test_coverage_command_refuses_a_folder_that_is_no_checkout(run_cli, frozen_repo, tmp_path):

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from infersweep.diagnostics import InputError
-from infersweep.recipe import lookup, refusal
+from infersweep.recipe import lookup, refusal, rendered
 from infersweep.recipe.render import render_row
 from infersweep.recipe.rendered import SRT_SLURM, TEMPLATE
 from tests.conftest import REPO
@@ -95,13 +95,32 @@ def test_config_file_outside_recipes_is_refused(base_row, checkout, value):
     assert (exc.value.reason, exc.value.detail) == (refusal.BAD_CONFIG_FILE, value)
 
 
-def test_single_node_rows_have_no_template_yet(base_row):
+def _single(base_row, **changes) -> dict:
     row = {k: v for k, v in base_row.items() if k not in ("prefill", "decode")}
-    row.update({"tp": 8, "framework": "atom", "disagg": False})
+    row.update({"tp": 8, "framework": "atom", "disagg": False, "conc": 4, **changes})
+    return row
+
+
+def test_a_single_node_row_takes_its_configs_own_template(base_row):
+    found = lookup.find(_single(base_row), REPO, None, "<row>")
+    assert found.source == rendered.TEMPLATE
+    assert found.path.name == "dsv4_fp4_mi355x_atom.yaml"  # InferenceX's script name
+    mtp = lookup.find(_single(base_row, **{"spec-decoding": "mtp"}), REPO, None, "<row>")
+    assert mtp.path.name == "dsv4_fp4_mi355x_atom_mtp.yaml"
+
+
+def test_a_single_node_row_without_one_takes_its_frameworks_default(base_row):
+    found = lookup.find(_single(base_row, framework="vllm"), REPO, None, "<row>")
+    assert found.source == rendered.DEFAULT
+    assert found.config_file == "benchmarks/single_node/srt-slurm/defaults/vllm.yaml"
+
+
+def test_a_framework_with_no_default_is_refused_naming_the_file_to_add(base_row):
     with pytest.raises(refusal.RowRefused) as exc:
-        lookup.find(row, REPO, None, "<row>")
-    assert (exc.value.reason, exc.value.detail) == (refusal.SINGLE_NODE, "atom")
-    assert "names no recipe template" in str(exc.value)  # what the changelog gate reports
+        lookup.find(_single(base_row, framework="tilert"), REPO, None, "<row>")
+    assert (exc.value.reason, exc.value.detail) == (refusal.SINGLE_NODE, "tilert")
+    assert "dsv4_fp4_mi355x_tilert.yaml" in str(exc.value)
+    assert "defaults exist for atom, sglang, trt, vllm" in str(exc.value)
 
 
 def test_a_multi_node_row_without_config_file(base_row):
