@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -11,6 +12,7 @@ import click
 from infersweep.clicompat import multi_option
 from infersweep.clitypes import POSITIVE_INT
 from infersweep.config.catalog import default_config_files, default_runner_file, load_catalog
+from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.generate import SCENARIO_TYPES, Selection, generate_keyed, select_keys
 from infersweep.matrix.table import explain_data, explain_table, matrix_table
 
@@ -181,22 +183,57 @@ def test_config(config_files, runner_config, fmt, **selection):
 @click.argument("key")
 @multi_option("--config-files", type=click.Path(path_type=Path))
 @click.option("--runner-config", type=click.Path(path_type=Path))
+@click.option("--scenario-type", type=click.Choice(["fixed-seq-len", "agentic-coding"]),
+              default=None, help="Only this scenario's rows.")
+@click.option("--single-node", "only", flag_value="single", default=None,
+              help="Only single-node configs.")
+@click.option("--multi-node", "only", flag_value="multi", help="Only multi-node configs.")
+@click.option("--repo", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
+              show_default=True, help="Repository root: its templates decide which points "
+                                      "share an engine start.")
+@click.option("--load-minutes", type=click.FloatRange(min=0), default=20.0,
+              show_default=True, help="Estimate: minutes to load the model at each engine start.")
+@click.option("--tpot-ms", type=click.FloatRange(min=0, min_open=True), default=20.0,
+              show_default=True, help="Estimate: milliseconds per output token.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: a list with one object per matching key.")
-def explain(key, config_files, runner_config, fmt):
-    """What a full sweep of config KEY runs and costs: points, GPUs and nodes.
+def explain(key, config_files, runner_config, scenario_type, only, repo, load_minutes, tpot_ms,
+            fmt):
+    """What a full sweep of config KEY runs and costs: jobs, engine starts, points, GPUs,
+    nodes and node-hours.
 
-    KEY may be a glob ('dsv4*'): every matching key is explained, in catalog order, each
-    exactly as if it were named alone.
+    Single-node points that start the same server (same template settings once the row's
+    and the concurrency's are applied) share a job and its engine start; the cost is shown
+    next to InferenceX's scheme (one start per single-node point). KEY may be a glob ('dsv4*'): every
+    matching key is explained, in catalog order, each exactly as if it were named alone,
+    then the total.
     """
+    from infersweep.matrix.table import CostModel, cost_line
+    from infersweep.recipe.grouping import grouped_rows
+
     catalog = catalog_from_options(config_files, runner_config)
     keys = select_keys(catalog, [key])
-    rows = {k: [row for _, row in generate_keyed(catalog, Selection(config_keys=[k]))]
-            for k in keys}
+    selection = Selection(scenario_types=[scenario_type] if scenario_type else None,
+                          single_node=only != "multi", multi_node=only != "single")
+    jobs = {k: grouped_rows([row for _, row in generate_keyed(
+        catalog, replace(selection, config_keys=[k]))], repo) for k in keys}
+    keys = [k for k in keys if jobs[k]]
+    if not keys:
+        raise InputError(Diagnostic(key, 0, 0, "no rows match the key and the filters",
+                                    "drop --single-node/--multi-node/--scenario-type",
+                                    "sweep-select"))
+    cost = CostModel(load_minutes=load_minutes, tpot_ms=tpot_ms)
+    data = [explain_data(k, catalog, jobs[k], cost) for k in keys]
     if fmt == "json":
-        click.echo(json.dumps([explain_data(k, catalog, rows[k]) for k in keys], indent=2))
+        click.echo(json.dumps(data, indent=2))
         return
-    tables = [explain_table(k, catalog, rows[k]) for k in keys]
+    tables = [explain_table(k, catalog, jobs[k], cost) for k in keys]
     if len(keys) > 1:
         tables.insert(0, f"{len(keys)} config keys match {key!r}: {', '.join(keys)}")
+        tables.append(f"all {len(keys)} keys: {sum(len(d['points']) for d in data)} point(s) "
+                      f"in {sum(d['jobs'] for d in data)} job(s); " + cost_line(
+                          sum(d["engine-starts"] for d in data),
+                          sum(d["inferencex-engine-starts"] for d in data),
+                          sum(d["node-hours"] for d in data),
+                          sum(d["inferencex-node-hours"] for d in data)))
     click.echo("\n\n".join(tables))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from tabulate import tabulate
 
@@ -63,17 +64,45 @@ def gpus_and_nodes(row: dict, gpus_per_node: int) -> tuple[int, int]:
     return gpus, nodes
 
 
-def explain_data(key: str, catalog, rows: list[dict]) -> dict:
-    """What a full sweep of ``key`` runs and costs, as data (``explain --format json``)."""
+@dataclass(frozen=True)
+class CostModel:
+    """What `explain`'s node-hours estimate assumes: a model load per engine start, and per
+    point the client's rounds (warm-ups and measured prompts, each ``conc`` requests at once,
+    as the workload writes them) of OSL output tokens at ``tpot_ms`` each."""
+
+    load_minutes: float = 20.0
+    tpot_ms: float = 20.0
+    rounds: int = 12  # 2 x conc warm-ups + 10 x conc prompts, conc at a time
+
+    def point_hours(self, row: dict) -> float:
+        osl = row.get("osl") or 0
+        return self.rounds * osl * self.tpot_ms / 1000 / 3600
+
+    def load_hours(self) -> float:
+        return self.load_minutes / 60
+
+
+def explain_data(key: str, catalog, jobs: list[dict], cost: CostModel | None = None) -> dict:
+    """What a full sweep of ``key`` runs and costs, as data (``explain --format json``).
+    ``jobs`` are the sweep's rows after grouping: one job, one engine start each."""
+    cost = cost or CostModel()
     entry = catalog.entries[key]
     hw = catalog.runners.hardware.get(entry["runner"], {})
     per_node = hw.get("gpus-per-node", DEFAULT_GPUS_PER_NODE)
     points = []
     node_jobs = peak = 0
-    for job, row in enumerate(rows, start=1):
+    node_hours = inferencex_node_hours = 0.0
+    inferencex_starts = 0
+    for job, row in enumerate(jobs, start=1):
         gpus, nodes = gpus_and_nodes(row, per_node)
         node_jobs += nodes
         peak = max(peak, nodes)
+        n = len(concs(row))
+        node_hours += nodes * (cost.load_hours() + n * cost.point_hours(row))
+        # InferenceX starts a single-node engine once per point, a multi-node job once per row
+        starts = 1 if row.get("prefill") is not None else n
+        inferencex_starts += starts
+        inferencex_node_hours += nodes * (starts * cost.load_hours() + n * cost.point_hours(row))
         for c in concs(row):
             evaluated = bool(row.get("run-eval") and (
                 row.get("eval-conc") in (None, c) or row.get("eval-all-concs")))
@@ -81,19 +110,37 @@ def explain_data(key: str, catalog, rows: list[dict]) -> dict:
                            "gpus": gpus, "nodes": nodes, "eval": evaluated})
     return {"config-key": key, "model": entry["model"], "precision": entry["precision"],
             "runner": entry["runner"], "framework": entry["framework"],
-            "image": entry["image"], "gpus-per-node": per_node, "jobs": len(rows),
-            "nodes-total": node_jobs, "nodes-peak": peak, "points": points}
+            "image": entry["image"], "gpus-per-node": per_node, "jobs": len(jobs),
+            "engine-starts": len(jobs), "inferencex-engine-starts": inferencex_starts,
+            "nodes-total": node_jobs, "nodes-peak": peak,
+            "node-hours": round(node_hours, 2),
+            "inferencex-node-hours": round(inferencex_node_hours, 2),
+            "assumptions": {"load-minutes": cost.load_minutes, "tpot-ms": cost.tpot_ms,
+                            "rounds-per-point": cost.rounds},
+            "points": points}
 
 
-def explain_table(key: str, catalog, rows: list[dict]) -> str:
-    d = explain_data(key, catalog, rows)
+def cost_line(starts: int, theirs: int, hours: float, their_hours: float) -> str:
+    share = f" ({starts / theirs:.0%})" if theirs else ""
+    return (f"{starts} engine start(s){share} where InferenceX's scheme (one per single-node "
+            f"point, one per multi-node row) makes {theirs}; about {hours:,.1f} node-hours "
+            f"against {their_hours:,.1f}")
+
+
+def explain_table(key: str, catalog, jobs: list[dict], cost: CostModel | None = None) -> str:
+    d = explain_data(key, catalog, jobs, cost)
     table = [[p["job"], p["seq"], p["topology"], p["conc"], p["gpus"], p["nodes"],
               "yes" if p["eval"] else ""] for p in d["points"]]
     head = (f"{key}: {d['model']} {d['precision']} on '{d['runner']}' "
             f"({d['framework']}, image {d['image']})")
     body = tabulate(table, headers=["job", "seq", "topology", "conc", "GPUs", "nodes", "eval"],
                     tablefmt="github")
+    a = d["assumptions"]
     summary = (f"{len(d['points'])} point(s) in {d['jobs']} job(s); a full sweep allocates "
                f"{d['nodes-total']} node(s) in total (one job at a time: at most "
-               f"{d['nodes-peak']} node(s)); {d['gpus-per-node']} GPUs per node")
+               f"{d['nodes-peak']} node(s)); {d['gpus-per-node']} GPUs per node\n"
+               + cost_line(d["engine-starts"], d["inferencex-engine-starts"], d["node-hours"],
+                           d["inferencex-node-hours"])
+               + f" (estimate: {a['load-minutes']:g} min per model load, "
+               f"{a['tpot-ms']:g} ms per output token)")
     return f"{head}\n\n{body}\n\n{summary}"
