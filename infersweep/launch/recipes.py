@@ -18,7 +18,8 @@ from infersweep.bench.seeds import RUN_ID_ENV, run_tag
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
-from infersweep.recipe import render, rowfit, template, topology, workload
+from infersweep.matrix.rows import concs as row_concs
+from infersweep.recipe import render, rowfit, rowrules, template, topology, workload
 from infersweep.recipe.render import Rendered
 from infersweep.yamldoc import load_yaml
 
@@ -35,10 +36,11 @@ def render_override(row: dict, path: Path, *, source: str, client: str,
         raise InputError(Diagnostic(str(path), 1, 1, "a template must be a YAML mapping",
                                     rule="template"))
     found = (template.concurrency_literals(doc) + template.placeholder_problems(doc)
-             + template.benchmark_command(doc))
+             + template.benchmark_command(doc) + rowrules.check(doc))
     if found:
         raise InputError(sorted(set(found)))
-    data = render._fill(doc, row, source)
+    data = render.apply_row_settings(doc, render._fill(doc, row, source), row,
+                                     row_concs(row), source)
     work = workload.from_row(row)
     render.set_benchmark(data, work, client=client, result_dir=result_dir)
     return Rendered(data, path, f"--template {path}", work, work.points(data["name"]))

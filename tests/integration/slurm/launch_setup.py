@@ -7,7 +7,10 @@
 - upstream sglang 1P1D / 2P1D templates built from srtctl_setup's recipe builder (upstream has
   no ATOM backend): the benchmark section is left to the renderer, the served model name is
   the row's, and the client talks to the router on loopback;
-- a row: the seed config's 1P1D or 2P1D row with a small workload.
+- an upstream vLLM aggregated template for single-node rows (one `vllm serve` of the row's TP,
+  its own front end), with a row-settings rule as our single-node templates have them;
+- a row: the seed config's 1P1D or 2P1D row, or a single-node row of the ATOM config, with a
+  small workload.
 """
 
 from __future__ import annotations
@@ -58,6 +61,35 @@ def upstream_template(s, prefill_workers: int, time_limit: str = "00:05:00") -> 
         r["backend"]["sglang_config"][role]["served-model-name"] = "{{ row.model }}"
     r["benchmark"] = {"type": "custom", "env": {"SRT_FRONTEND_HOST": "127.0.0.1"}}
     return r
+
+
+def upstream_agg_template(s, time_limit: str = "00:05:00") -> dict:
+    r = srtctl_setup.agg_vllm_recipe(s, name="launch-agg-tp{{ row.tp }}", command="unused",
+                                     time_limit=time_limit)
+    r["resources"] = {"gpu_type": "h100", "gpus_per_node": srtctl_setup.GPUS_PER_NODE,
+                      "agg_nodes": 1, "agg_workers": 1, "gpus_per_agg": "{{ row.tp }}"}
+    engine = r["backend"]["vllm_config"]["aggregated"]
+    engine.update({"served-model-name": "{{ row.model }}", "tensor-parallel-size": "{{ row.tp }}"})
+    engine.pop("max-num-seqs", None)
+    r["benchmark"] = {"type": "custom", "env": {"SRT_FRONTEND_HOST": "127.0.0.1"}}
+    # admission capped at the point's concurrency from 64 on, as the ATOM script does
+    r["row-settings"] = [{"when": {"conc": {"min": 64}},
+                          "set": {"backend.vllm_config.aggregated.max-num-seqs": "{{ row.conc }}"}}]
+    return r
+
+
+SINGLE_KEY = "dsv4-fp4-mi355x-atom"
+
+
+def single_row(conc, isl: int = 64, osl: int = 16) -> dict:
+    """A TP8 row of the single-node ATOM config, its concurrencies given (a list: one job of
+    several points, as the sweep groups them)."""
+    out = subprocess.run([sys.executable, "-m", "infersweep", "matrix", "test-config",
+                          "--config-keys", SINGLE_KEY], capture_output=True, text=True,
+                         cwd=frozen_checkout(), check=True).stdout
+    row = next(r for r in json.loads(out) if r["tp"] == 8 and not r["dp-attn"])
+    return {**row, "conc": conc, "isl": isl, "osl": osl, "config-key": SINGLE_KEY,
+            "run-eval": False}
 
 
 def seed_row(prefill_workers: int, conc=(2, 4), isl: int = 64, osl: int = 16) -> dict:

@@ -67,6 +67,7 @@ def kit(srtctl, tmp_path_factory):
     fleets = ls.write_fleets(d / "fleets.yaml", srtctl.python312)
     templates = {f"{p}p1d": write_recipe(d / f"sglang-{p}p1d.yaml", ls.upstream_template(srtctl, p))
                  for p in (1, 2)}
+    templates["agg"] = write_recipe(d / "vllm-agg.yaml", ls.upstream_agg_template(srtctl))
     # Warm the cache the way a first launch would, plus the job's own `uv sync` once, so
     # that each test's job does not pay for it.
     fleet = get_fleet(fleets, "local-slurm", None)
@@ -111,6 +112,34 @@ def test_row_completes_and_is_collected(kit, tmp_path, prefill, template):
     assert job not in kit.cluster.queued()
     # a second launch re-uses the cache entry
     assert "re-used" in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("conc", [4, [2, 4, 8]], ids=["one-point", "grouped"])
+def test_single_node_row_runs_as_one_aggregated_job(kit, tmp_path, conc):
+    env = ls.launcher_env(kit.cache, kit.cluster, RUNNER_TEMP=str(tmp_path / "runner-temp"))
+    p = kit.run(tmp_path, ls.single_row(conc), template="agg", env=env)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-5000:]
+    m = manifest_of(tmp_path / "out")
+    concs = conc if isinstance(conc, list) else [conc]
+    assert m["complete"] is True and [pt["conc"] for pt in m["points"]] == concs
+    assert all(pt["status"] == "present" and pt["completed"] == pt["requested"]
+               for pt in m["points"])
+    assert m["provenance"]["config-key"] == ls.SINGLE_KEY
+    assert m["provenance"]["job-state"] == "COMPLETED"
+    job = m["provenance"]["job-id"]
+    logs = next((tmp_path / "runner-temp").rglob(f"outputs/{job}/logs"))
+    engines = sorted(x.name for x in logs.glob("*_agg_w*.out"))
+    assert len(engines) == 1, engines  # one engine start for every point of the job
+    recipe = (next((tmp_path / "out").rglob("manifest.json")).parent / "recipe.yaml").read_text()
+    assert "agg_workers: 1" in recipe and "gpus_per_agg: 8" in recipe
+    assert recipe.count(" bench serve") == len(concs)
+
+
+def test_single_node_points_needing_two_servers_fail_before_sbatch(kit, tmp_path):
+    p = kit.run(tmp_path, ls.single_row([32, 64]), template="agg", timeout=60)
+    assert p.returncode == 1
+    assert "[row-conc-settings]" in p.stderr
+    assert not list((tmp_path / "out").rglob("sbatch_script.sh"))
 
 
 def _ours(kit) -> set[str]:
