@@ -1,9 +1,9 @@
 """The local executor: the same rendered recipe on this machine, the simulator as its engines.
 
 For each worker of the recipe's topology (``resources``) it starts ``infersweep sim serve``
-with that role's admission limit (``max-num-seqs``) and context length (``max-model-len``)
-from ``backend.atom_config``, then ``infersweep sim router`` in front of a disaggregated
-topology, and runs the recipe's benchmark command with ``SRT_FRONTEND_HOST``/``PORT`` set as
+with that role's engine limits and data-parallel ranks (:mod:`infersweep.launch.engineplan`),
+then ``infersweep sim router`` in front of a disaggregated topology or of several aggregated
+workers, and runs the recipe's benchmark command with ``SRT_FRONTEND_HOST``/``PORT`` set as
 srt-slurm sets them inside a job. The benchmark step writes the same ``<name>-c<conc>.json``
 files as on a cluster. The job is a process of its own (:mod:`infersweep.launch.localrun`) in
 a session of its own, so cancelling it signals exactly its process group.
@@ -25,32 +25,20 @@ from pathlib import Path
 from infersweep import lifeline
 from infersweep.atomic import write_atomic
 from infersweep.bench.seeds import RUN_ID_ENV, run_tag
-from infersweep.diagnostics import InputError
 from infersweep.launch import manifest as manifests
+from infersweep.launch.engineplan import engine_plan
 from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
 from infersweep.launch.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
 from infersweep.launch.localrun import STATUS_FILE
-from infersweep.recipe import topology
 
 RESULT_SUBDIR = Path("logs", "fixed-seq")  # where srt-slurm keeps the step's /logs/fixed-seq
 SPEC_FILE = "local-job.json"
 CANCEL_FILE = "cancel-reason"
-# The simulator's timing model, fast enough that a scaled-down sweep is bound by this
-# machine's CPU rather than by modelled GPU time (the engine stand-in is not a model of it).
-ENGINE_SPEED = ("--prefill-tps", "2000000", "--decode-base-ms", "2",
-                "--decode-per-seq-ms", "0.001")
-ROUTER_SPEED = ("--kv-base-ms", "1")
-# front-end routing policies the simulator's router knows, by the recipe's name for them
-POLICIES = {"random": "round-robin", "round_robin": "round-robin",
-            "round-robin": "round-robin", "cache_aware": "least-loaded",
-            "power_of_two": "least-loaded", "least-loaded": "least-loaded"}
 READY_TIMEOUT_S = 120.0
 SIM_ARGS_ENV = "INFERSWEEP_SIM_ARGS"  # more `sim serve` flags for every simulated worker
 # explicit environment for the job: these and nothing else come from the caller's
 # (PYTHONPATH too: the local job runs the same infersweep as the caller, from the same place)
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH")
-_ATOM_ROLE = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
-_SIM_ROLE = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
 
 
 def time_limit_seconds(value) -> float | None:
@@ -70,39 +58,6 @@ def time_limit_seconds(value) -> float | None:
     else:
         h, mi, s = 0, nums[0], nums[1] if len(nums) > 1 else 0
     return ((int(days or 0) * 24 + h) * 60 + mi) * 60 + s
-
-
-def _setting(config: dict, name: str):
-    for key in (name, name.replace("-", "_")):
-        if key in config:
-            return config[key]
-    return None
-
-
-def engine_plan(recipe: dict, model: str) -> tuple[list[dict], dict | None]:
-    """The simulator workers (role, CLI flags) and the router for a recipe's topology."""
-    backend = recipe.get("backend") or {}
-    atom = backend.get("atom_config") or {}
-    workers = []
-    for role in topology.roles(recipe.get("resources") or {}):
-        config = atom.get(_ATOM_ROLE[role.name]) or {}
-        args = ["--role", _SIM_ROLE[role.name], "--served-model-name", model]
-        for flag in ("max-num-seqs", "max-model-len", "max-num-batched-tokens"):
-            value = _setting(config, flag)
-            if value is not None:
-                args += [f"--{flag}", str(value)]
-        args += list(ENGINE_SPEED)
-        workers += [{"role": _SIM_ROLE[role.name], "args": args} for _ in range(role.workers)]
-    if any(w["role"] == "aggregated" for w in workers):
-        if len(workers) != 1:
-            raise InputError(f"recipe {recipe.get('name')}: the local executor runs one "
-                             f"aggregated worker, the recipe has {len(workers)}")
-        return workers, None
-    if not workers:
-        raise InputError(f"recipe {recipe.get('name')}: no workers in 'resources'")
-    args = (recipe.get("frontend") or {}).get("args") or {}
-    policy = POLICIES.get(str(args.get("policy", "random")), "round-robin")
-    return workers, {"args": ["--policy", policy, *ROUTER_SPEED]}
 
 
 def _env(recipe: dict, *sections: dict | None) -> dict[str, str]:
@@ -211,7 +166,8 @@ class LocalExecutor(Executor):
             "workers": workers, "router": router,
             "command": bench["command"],
             "engine_env": _env(recipe, backend.get("prefill_environment"),
-                               backend.get("decode_environment")),
+                               backend.get("decode_environment"),
+                               backend.get("aggregated_environment")),
             "bench_env": {**_env(recipe, bench.get("env")),
                           RUN_ID_ENV: run_tag(provenance.run_id, provenance.attempt)},
             "time_limit_s": limit, "ready_timeout_s": self.ready_timeout,

@@ -32,6 +32,8 @@ HOST = "127.0.0.1"
 PORT_RANGE = range(20000, 32000)
 PORT_TRIES = 3
 GRACE_S = 5.0
+# how `sim router` takes a worker of each role
+ROUTER_LINK = {"prefill": "--prefill", "decode": "--decode", "aggregated": "--worker"}
 
 
 class Stopped(Exception):
@@ -146,7 +148,7 @@ class Job:
                 front = ports[-1]
                 links = []
                 for w, url in zip(workers, urls, strict=False):
-                    links += [f"--{w['role']}", url]
+                    links += [ROUTER_LINK[w["role"]], url]
                 self.spawn("router", [*sim, "router", "--host", HOST, "--port", str(front),
                                       *links, *self.spec["router"]["args"]], env)
                 self._wait_healthy([f"http://{HOST}:{front}"], deadline)

@@ -156,7 +156,8 @@ def _check_aggregated(row: dict, res: dict, data: dict, tmpl_err) -> None:
     backend = data.get("backend") if isinstance(data.get("backend"), dict) else {}
     section, config = topology.engine_section(backend)
     role_cfg = config.get("aggregated")
-    flag = topology.CONTEXT_FLAG.get(str(backend.get("type")))
+    spelling = topology.ENGINES.get(str(backend.get("type")))
+    flag = spelling.context if spelling else None
     ctx = _int(role_cfg.get(flag)) if isinstance(role_cfg, dict) and flag else None
     need = row.get("max-model-len") or (row.get("isl", 0) + row.get("osl", 0))
     if ctx is not None and ctx < need:

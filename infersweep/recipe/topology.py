@@ -9,17 +9,32 @@ from infersweep.yamldoc import YamlDoc
 
 ROLES = ("prefill", "decode", "agg")
 _CONFIG_KEY = {"prefill": "prefill", "decode": "decode", "agg": "aggregated"}
-# srt-slurm's engine section of each backend (atom is the fork's)
-ENGINE_SECTION = {"atom": "atom_config", "sglang": "sglang_config", "vllm": "vllm_config",
-                  "trtllm": "trtllm_config"}
-# the context-length flag of each backend, as each engine spells it
-CONTEXT_FLAG = {"atom": "max-model-len", "sglang": "context-length", "vllm": "max-model-len",
-                "trtllm": "max_seq_len"}
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """Where one backend keeps its engine flags (srt-slurm's ``<engine>_config``, ``atom`` is
+    the fork's) and what it calls the settings a row or the simulator cares about."""
+
+    section: str
+    limit: str  # admission: requests running at once
+    context: str  # context length
+    tokens: str  # tokens batched per step
+
+
+ENGINES = {
+    "atom": Spelling("atom_config", "max-num-seqs", "max-model-len", "max-num-batched-tokens"),
+    "sglang": Spelling("sglang_config", "max-running-requests", "context-length",
+                       "chunked-prefill-size"),
+    "vllm": Spelling("vllm_config", "max-num-seqs", "max-model-len", "max-num-batched-tokens"),
+    "trtllm": Spelling("trtllm_config", "max_batch_size", "max_seq_len", "max_num_tokens"),
+}
 
 
 def engine_section(backend: dict) -> tuple[str, dict]:
     """(name, mapping) of a backend's per-role engine settings (``atom_config``, ...)."""
-    name = ENGINE_SECTION.get(str(backend.get("type", "sglang")), "atom_config")
+    spelling = ENGINES.get(str(backend.get("type", "sglang")), ENGINES["atom"])
+    name = spelling.section
     section = backend.get(name)
     return name, section if isinstance(section, dict) else {}
 

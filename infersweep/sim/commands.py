@@ -29,7 +29,14 @@ def model_options(f):
                      help="Model name(s) accepted in requests (others get HTTP 404)."),
         click.option("--max-model-len", type=POSITIVE_INT, default=16384, show_default=True,
                      help="Context limit: prompt + max tokens above it gets HTTP 400."),
-        click.option("--max-num-batched-tokens", type=POSITIVE_INT, default=8192, show_default=True),
+        click.option("--max-num-batched-tokens", type=POSITIVE_INT, default=8192, show_default=True,
+                     help="Token budget of one step (decode tokens first, then prefill chunks); "
+                          "per DP rank."),
+        click.option("--dp-size", type=POSITIVE_INT, default=1, show_default=True,
+                     help="Data-parallel ranks in this server: independent schedulers, each "
+                          "with its own --max-num-seqs and --max-num-batched-tokens (per rank, "
+                          "as vLLM, ATOM and TRT-LLM count them; SGLang's DP-attention totals "
+                          "divide by the ranks). A request goes to the least-loaded rank."),
         click.option("--prefill-tps", type=positive_float(), default=40000.0, show_default=True,
                      help="Prefill speed, prompt tokens per second."),
         click.option("--decode-base-ms", type=non_negative_float(), default=12.0, show_default=True),
@@ -85,7 +92,7 @@ def _build_config(role: str, max_num_seqs: int, kw: dict):
         key = AnswerKey(kw["eval_answer_key"], kw["eval_accuracy"], kw["eval_seed"])
     return SimConfig(
         role=role, served_model_names=list(kw["served_model_name"]),
-        max_model_len=kw["max_model_len"],
+        max_model_len=kw["max_model_len"], dp_size=kw["dp_size"],
         model=ModelParams(prefill_tps=kw["prefill_tps"], decode_base_ms=kw["decode_base_ms"],
                           decode_per_seq_ms=kw["decode_per_seq_ms"], max_num_seqs=max_num_seqs,
                           max_num_batched_tokens=kw["max_num_batched_tokens"],
@@ -126,7 +133,7 @@ def sim():
 @click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
 @click.option("--port", type=PORT, default=8000, show_default=True)
 @click.option("--max-num-seqs", type=POSITIVE_INT, default=256, show_default=True,
-              help="Admission limit: running sequences; more requests queue.")
+              help="Admission limit: running sequences (per DP rank); more requests queue.")
 @click.option("--tls-cert", type=click.Path(dir_okay=False), default=None,
               help="Serve https with this PEM certificate (chain); needs --tls-key.")
 @click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
@@ -174,21 +181,35 @@ def _server_tls(cert: str | None, key: str | None):
 @sim.command("router")
 @click.option("--host", default="127.0.0.1", callback=_loopback, show_default=True)
 @click.option("--port", type=PORT, default=8000, show_default=True)
-@click.option("--prefill", "prefill", multiple=True, required=True, help="Prefill worker URL.")
-@click.option("--decode", "decode", multiple=True, required=True, help="Decode worker URL.")
+@click.option("--prefill", "prefill", multiple=True, help="Prefill worker URL (with --decode).")
+@click.option("--decode", "decode", multiple=True, help="Decode worker URL (with --prefill).")
+@click.option("--worker", "worker", multiple=True,
+              help="Aggregated worker URL: each request streams from one of them (instead of "
+                   "--prefill/--decode).")
 @click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
               default="round-robin", show_default=True)
 @click.option("--kv-base-ms", type=non_negative_float(), default=2.0, show_default=True)
 @click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True)
 @click.option("--kv-gbps", type=positive_float(), default=50.0, show_default=True)
-def router_cmd(host, port, prefill, decode, policy, kv_base_ms, kv_bytes_per_token, kv_gbps):
-    """Front end: prefill worker, modelled KV transfer, then a streamed decode worker."""
+def router_cmd(host, port, prefill, decode, worker, policy, kv_base_ms, kv_bytes_per_token,
+               kv_gbps):
+    """Front end over disaggregated (--prefill/--decode) or aggregated (--worker) workers.
+
+    Disaggregated: a prefill worker, a modelled KV transfer, then a streamed decode worker.
+    Aggregated: one of the workers streams the whole answer."""
     from infersweep.sim.router import RouterConfig, run_router
 
-    for u in prefill + decode:
+    if worker and (prefill or decode):
+        raise click.UsageError("--worker (aggregated) and --prefill/--decode (disaggregated) "
+                               "do not go together; give one or the other")
+    if not worker and not (prefill and decode):
+        raise click.UsageError("give --prefill and --decode URLs (disaggregated), or --worker "
+                               "URLs (aggregated)")
+    for u in prefill + decode + worker:
         if not u.startswith("http://"):
             raise click.BadParameter(f"{u!r}: expected http://host:port")
-    cfg = RouterConfig(list(prefill), list(decode), policy, kv_base_ms, kv_bytes_per_token, kv_gbps)
+    cfg = RouterConfig(list(prefill), list(decode), policy, kv_base_ms, kv_bytes_per_token, kv_gbps,
+                       workers=list(worker))
     click.echo(f"sim router on http://{host}:{port}", err=True)
     _serve(run_router(cfg, host, port), host, port)
 

@@ -5,7 +5,8 @@ sequence and spends the rest of its token budget on prefill (chunked prefill). S
 ``decode_base + decode_per_seq * batch + prefill_tokens / prefill_tps``, so latency grows with
 load; ``max_num_seqs`` caps admitted sequences and the rest queue. ``Fixed`` is the
 ground-truth pacer: every admitted request gets its first token after ``ttft`` and the next
-ones every ``itl`` on absolute deadlines, independent of load.
+ones every ``itl`` on absolute deadlines, independent of load. A server with DP ranks runs one
+model per rank, each with these limits.
 """
 
 from __future__ import annotations

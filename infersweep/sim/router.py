@@ -1,8 +1,9 @@
-"""``sim router``: a disaggregated front end (prefill worker, KV transfer, decode worker).
+"""``sim router``: a front end over disaggregated or aggregated workers.
 
-Each request is first sent to a prefill worker with one output token (as disaggregation
-proxies do), then waits a modelled KV-transfer delay, then streams from a decode worker with
-``kv_transfer_params.do_remote_prefill`` so the decode worker skips the prompt.
+Disaggregated, each request is first sent to a prefill worker with one output token (as
+disaggregation proxies do), then waits a modelled KV-transfer delay, then streams from a
+decode worker with ``kv_transfer_params.do_remote_prefill`` so the decode worker skips the
+prompt. Aggregated (``workers``), each request streams from one worker as it is.
 ``/health`` answers 200 only while every expected worker answers its own ``/health``.
 """
 
@@ -31,6 +32,7 @@ class RouterConfig:
     kv_bytes_per_token: int = 70_000  # ~ an fp8 KV cache of a large MoE model
     kv_gbps: float = 50.0             # effective transfer bandwidth, GB/s
     health_interval: float = 0.5
+    workers: list[str] = field(default_factory=list)  # aggregated workers (no prefill/decode)
 
 
 class Upstream:
@@ -82,7 +84,9 @@ class Router:
         self.cfg = cfg
         self.prefill = [Upstream(u) for u in cfg.prefill]
         self.decode = [Upstream(u) for u in cfg.decode]
-        self._rr = {"p": itertools.count(), "d": itertools.count()}
+        self.workers = [Upstream(u) for u in cfg.workers]
+        self.upstreams = self.prefill + self.decode + self.workers
+        self._rr = {"p": itertools.count(), "d": itertools.count(), "w": itertools.count()}
         self.truth: list[dict] = []
         self.ids = itertools.count()
         self.stats = {"requests": 0, "errors": 0}
@@ -94,11 +98,11 @@ class Router:
 
     @property
     def ready(self) -> bool:
-        return all(u.healthy for u in self.prefill + self.decode)
+        return all(u.healthy for u in self.upstreams)
 
     async def health_loop(self) -> None:
         while True:
-            await asyncio.gather(*(self._check(u) for u in self.prefill + self.decode))
+            await asyncio.gather(*(self._check(u) for u in self.upstreams))
             await asyncio.sleep(self.cfg.health_interval)
 
     async def _check(self, u: Upstream) -> None:
@@ -124,7 +128,7 @@ class Router:
         if req.method == "GET" and req.path in ("/health", "/ready"):
             if self.ready:
                 return resp.send(200, b"")
-            down = [u.url for u in self.prefill + self.decode if not u.healthy]
+            down = [u.url for u in self.upstreams if not u.healthy]
             return resp.json(503, {"object": "error", "message": f"workers not ready: {down}",
                                    "code": 503})
         if req.method == "GET" and req.path == "/v1/models":
@@ -133,7 +137,8 @@ class Router:
             text = "".join(
                 f'# TYPE infersweep_router_inflight gauge\ninfersweep_router_inflight{{worker="{u.url}",'
                 f'role="{role}"}} {u.inflight}\n'
-                for role, grp in (("prefill", self.prefill), ("decode", self.decode)) for u in grp)
+                for role, grp in (("prefill", self.prefill), ("decode", self.decode),
+                                  ("aggregated", self.workers)) for u in grp)
             return resp.send(200, text.encode(), "text/plain; version=0.0.4")
         if req.method == "GET" and req.path == "/debug/timings":
             return resp.send(200, b"".join(orjson.dumps(t) + b"\n" for t in self.truth),
@@ -148,13 +153,21 @@ class Router:
 
     async def _proxy_get(self, req: Request, resp: Responder) -> None:
         try:
-            status, body = await self._call(self.decode[0], "GET", req.path, b"", timeout=5)
+            status, body = await self._call((self.decode or self.workers)[0], "GET", req.path,
+                                            b"", timeout=5)
         except (HTTPError, TimeoutError) as exc:
-            return resp.json(503, {"object": "error", "message": f"decode worker: {exc}", "code": 503})
+            return resp.json(503, {"object": "error", "message": f"worker: {exc}", "code": 503})
         resp.send(status, body)
 
     async def generate(self, req: Request, resp: Responder) -> None:
         self.stats["requests"] += 1
+        if self.workers:
+            w = self.pick(self.workers, "w")
+            arrival, sends = req.arrival_ns, []
+            if await self._stream(w, req.path, req.body, resp, sends, "worker"):
+                self.truth.append({"rid": next(self.ids), "arrival_ns": arrival,
+                                   "send_ns": sends, "worker": w.url})
+            return
         try:
             body = orjson.loads(req.body)
             if not isinstance(body, dict):
@@ -188,35 +201,39 @@ class Router:
         # 3. decode, streamed back as it arrives
         dec = dict(body, kv_transfer_params={"do_remote_prefill": True, "remote_prefill_worker": p.url})
         d = self.pick(self.decode, "d")
-        d.inflight += 1
         sends: list[int] = []
-        relay = Relay(resp, sends)
         arrival = req.arrival_ns
-        conn = None
+        if await self._stream(d, req.path, orjson.dumps(dec), resp, sends, "decode worker"):
+            self.truth.append({"rid": rid, "arrival_ns": arrival, "send_ns": sends,
+                               "prompt_tokens": ptoks, "prefill": p.url, "decode": d.url})
+
+    async def _stream(self, u: Upstream, path: str, data: bytes, resp: Responder,
+                      sends: list[int], what: str) -> bool:
+        """Relay one request's answer from ``u`` to the client as it arrives; False when the
+        upstream failed (the client got a 502 or a cut stream)."""
+        u.inflight += 1
+        relay = Relay(resp, sends)
         try:
-            conn = await d.pool.acquire()
-            data = orjson.dumps(dec)
-            fut = conn.request(build_head("POST", d.host, d.port, req.path, len(data)), data, relay)
+            conn = await u.pool.acquire()
+            fut = conn.request(build_head("POST", u.host, u.port, path, len(data)), data, relay)
             resp.conn.peer = conn  # let a client disconnect abort the upstream stream
             await fut
-            d.pool.release(conn)
+            u.pool.release(conn)
         except HTTPError as exc:
             self.stats["errors"] += 1
             if resp.streaming:
                 resp.abort()
             else:
-                resp.json(502, {"object": "error", "code": 502,
-                                "message": f"decode worker {d.url}: {exc}"})
-            return
+                resp.json(502, {"object": "error", "code": 502, "message": f"{what} {u.url}: {exc}"})
+            return False
         finally:
-            d.inflight -= 1
+            u.inflight -= 1
             resp.conn.peer = None
         if resp.streaming:
             resp.end_stream()
         else:
             resp.send(relay.status, relay.err)
-        self.truth.append({"rid": rid, "arrival_ns": arrival, "send_ns": sends,
-                           "prompt_tokens": ptoks, "prefill": p.url, "decode": d.url})
+        return True
 
     def on_close(self, conn) -> None:
         peer = getattr(conn, "peer", None)

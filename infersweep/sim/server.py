@@ -21,6 +21,7 @@ class SimConfig:
     served_model_names: list[str] = field(default_factory=lambda: ["infersweep-sim"])
     max_model_len: int = 16384
     model: ModelParams = field(default_factory=ModelParams)
+    dp_size: int = 1  # data-parallel ranks: schedulers, each with the model's limits
     faults: faults.FaultConfig = field(default_factory=faults.FaultConfig)
     keep_truth: bool = True
     answer_key: object | None = None  # evalmode.AnswerKey
@@ -90,13 +91,20 @@ class SimServer:
         self.cfg = cfg
         self.ids = itertools.count()
         p = cfg.model
-        self.engine = Fixed(p) if p.fixed_itl_ms is not None else Engine(p)
+        kind = Fixed if p.fixed_itl_ms is not None else Engine
+        self.ranks = [kind(p) for _ in range(max(1, cfg.dp_size))]
+        self._rank_turn = 0
         self.truth: list[dict] = []
         self.streams_by_conn: dict = {}
         self.counters = {"requests": 0, "success": 0, "rejected": 0, "failed": 0,
                          "prompt_tokens": 0, "generation_tokens": 0}
         self.inflight = 0
         self.peak_inflight = 0
+
+    @property
+    def engine(self):
+        """The first rank's model (the only one without DP ranks)."""
+        return self.ranks[0]
 
     # --- HTTP entry -------------------------------------------------------------------
     def handle(self, req: Request, resp: Responder):
@@ -193,7 +201,16 @@ class SimServer:
         prefilled = self.cfg.role == "decode" and bool(
             (body.get("kv_transfer_params") or {}).get("do_remote_prefill"))
         s.on_done = self._done
-        self.engine.submit(s, prefilled=prefilled)
+        self.pick_rank().submit(s, prefilled=prefilled)
+
+    def pick_rank(self):
+        """The rank with the fewest requests (queued or admitted); ties taken in turn, so
+        equal ranks fill round-robin, as the engines' DP balancers do."""
+        n = len(self.ranks)
+        start = self._rank_turn
+        self._rank_turn = (start + 1) % n
+        order = [self.ranks[(start + k) % n] for k in range(n)]
+        return min(order, key=lambda e: len(e.waiting) + e.admitted)
 
     def _done(self, s: SimStream) -> None:
         self.inflight -= 1
@@ -211,11 +228,14 @@ class SimServer:
 
     # --- observability ----------------------------------------------------------------
     def stats(self) -> dict:
-        e = self.engine
+        rs = self.ranks
         return {"role": self.cfg.role, **self.counters, "inflight": self.inflight,
-                "peak_inflight": self.peak_inflight, "running": len(e.running),
-                "waiting": len(e.waiting) + len(e.prefilling), "steps": e.steps,
-                "lag_ms_max": e.lag_ns_max / 1e6}
+                "peak_inflight": self.peak_inflight,
+                "running": sum(len(e.running) for e in rs),
+                "waiting": sum(len(e.waiting) + len(e.prefilling) for e in rs),
+                "steps": sum(e.steps for e in rs),
+                "lag_ms_max": max(e.lag_ns_max for e in rs) / 1e6, "dp_size": len(rs),
+                "ranks": [{"admitted": e.admitted, "queued": len(e.waiting)} for e in rs]}
 
     def metrics_text(self) -> str:
         st = self.stats()
@@ -248,9 +268,10 @@ async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event 
     try:
         async with srv:
             await srv.serve_forever()
-    finally:  # stop the engine's step loop too, so shutdown is quiet and complete
-        task = getattr(app.engine, "task", None)
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    finally:  # stop the ranks' step loops too, so shutdown is quiet and complete
+        for engine in app.ranks:
+            task = getattr(engine, "task", None)
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
