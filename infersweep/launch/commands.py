@@ -83,9 +83,15 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
         output = Path(environ["INFERSWEEP_RESULT_DIR"])
     out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
+    srt_slurm = None
+    if prep.needs_checkout and launcher.recipe_in_checkout(row, repo, template):
+        # the row's recipe is in srt-slurm at the pinned commit: check it out to render it
+        launcher.ready_checkout(prep, repo, say=say)
+        srt_slurm = prep.executor.checkout.src
     runner = launcher.LaunchSweep([(key, row)], repo=repo, executor=prep.executor, out_dir=out,
                                   scale_down=prep.scale_down, previous=prior, timeout=None,
-                                  display=display, fleet=prep.fleet, template=template)
+                                  display=display, fleet=prep.fleet, template=template,
+                                  srt_slurm=srt_slurm)
     runner.srt_slurm_commit = prep.commit
     # the run id and attempt: GitHub's, else lent by a previous manifest of this row (one
     # that matches no row lends nothing), else a fresh local id
@@ -96,7 +102,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
         f"{prep.fleet.name}, deadline {runner.timeout:g} s, output {out}")
     stopped = None
     try:
-        if plan.run and prep.needs_checkout:
+        if plan.run and prep.needs_checkout and srt_slurm is None:
             launcher.ready_checkout(prep, repo, say=say)
             say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
         found, stopped = runner.run()

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from infersweep.diagnostics import InputError
 from infersweep.launch import checkout as checkouts
 from infersweep.launch.fleet import Fleet, get_fleet
 from infersweep.launch.jobtag import JobTag
@@ -35,6 +36,7 @@ from infersweep.launch.recipes import check_fits, load_row, render_for_launch
 from infersweep.launch.srtslurm import RESULT_DIR, SrtSlurmExecutor
 from infersweep.pins.lock import load_lock
 from infersweep.pins.verify import resolve_url
+from infersweep.recipe import lookup
 from infersweep.sweep.run import Sweep
 from infersweep.sweep.scale import scale
 
@@ -56,15 +58,18 @@ class Prepared:
 class LaunchSweep(Sweep):
     """A sweep whose rows render with the launch's template and must fit its fleet."""
 
-    def __init__(self, *args, fleet: Fleet, template: Path | None, **kw):
+    def __init__(self, *args, fleet: Fleet, template: Path | None,
+                 srt_slurm: Path | None = None, **kw):
         self.fleet = fleet
         self.template = template
+        self.srt_slurm = srt_slurm  # the pinned checkout, for recipes that live there
         super().__init__(*args, label="launcher", **kw)
 
     def _render(self, row, workdir, source):
         opts = self.executor.render_options(workdir)
         rendered = render_for_launch(row, self.repo, template_path=self.template, source=source,
-                                     client=opts.client, result_dir=opts.result_dir)
+                                     client=opts.client, result_dir=opts.result_dir,
+                                     srt_slurm=self.srt_slurm)
         check_fits(rendered, row, self.fleet, source)
         return scale(rendered, self.scale_down, client=opts.client, result_dir=opts.result_dir)
 
@@ -110,9 +115,21 @@ def ready_checkout(p: Prepared, repo: Path, say=print) -> None:
         f"{co.root} ({time.monotonic() - t0:.1f} s)")
 
 
+def recipe_in_checkout(row: dict, repo: Path, template: Path | None) -> bool:
+    """Whether the row's recipe can only come from the srt-slurm checkout (a multi-node row
+    whose ``CONFIG_FILE`` is no template of ours): the checkout is then needed to render."""
+    if template is not None or not lookup.is_multi_node(row):
+        return False
+    try:
+        value = lookup.config_file(row, "<row>")
+    except InputError:
+        return False  # rendering says why, before anything is fetched
+    return not lookup.template_path(value, repo).is_file()
+
+
 def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:
     return load_row(row_arg, os.environ if environ is None else environ)
 
 
-__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout",
+__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout", "recipe_in_checkout",
            "tag_from_env", "retag", "row_and_source", "RESULT_DIR"]

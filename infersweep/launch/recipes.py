@@ -47,11 +47,12 @@ def render_override(row: dict, path: Path, *, source: str, client: str,
 
 
 def render_for_launch(row: dict, repo: Path, *, template_path: Path | None, source: str,
-                      client: str, result_dir: str) -> Rendered:
+                      client: str, result_dir: str, srt_slurm: Path | None = None) -> Rendered:
     if template_path is not None:
         return render_override(row, template_path, source=source, client=client,
                                result_dir=result_dir)
-    return render.render_row(row, repo, source=source, client=client, result_dir=result_dir)
+    return render.render_row(row, repo, source=source, client=client, result_dir=result_dir,
+                             srt_slurm=srt_slurm)
 
 
 def check_fits(rendered: Rendered, row: dict, fleet: Fleet, source: str) -> None:

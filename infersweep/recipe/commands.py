@@ -68,7 +68,10 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
         for option, wrong, have in points.unmatched(catalog, sel):
             raise click.BadParameter(points.describe(option, wrong, have, [key]),
                                      param_hint=f"'{option.replace('seq-lens', 'seq-len')}'")
-    rows = [row for _, row in generate_keyed(catalog, sel)]
+    from infersweep.recipe.grouping import grouped_pairs
+
+    # as a sweep runs them: single-node points that start the same server are one job
+    rows = [row for _, row in grouped_pairs(generate_keyed(catalog, sel), repo)]
     if not rows:
         raise InputError(Diagnostic(key, 0, 0, "the selection produced no rows",
                                     "--conc values must be points the config declares; "

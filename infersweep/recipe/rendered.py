@@ -33,6 +33,9 @@ class Rendered:
         if self.source == SRT_SLURM:
             at = f" at {self.commit[:12]}" if self.commit else ""
             return f"{self.config_file} in the srt-slurm checkout {self.checkout}{at}"
+        if self.source == DEFAULT:
+            return (f"{self.template.as_posix()} (its framework's default: the config has no "
+                    "template of its own)")
         return self.template.as_posix()
 
     def text(self) -> str:

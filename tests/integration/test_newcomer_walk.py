@@ -141,6 +141,13 @@ def test_adding_a_config_walks_literally(clone, tmp_path):
     explained = output_of("infersweep explain dsv4-fp4-mi355x-sglang-mtp")
     assert "| eval" in explained and "yes" in explained
     assert "1k1k" in output_of("infersweep explain 'dsv4-*-1k1k'")
+    default = output_of("--conc 4 8 | head -3")
+    assert "defaults/sglang.yaml (its framework's default" in default
+    assert "# points (concurrency): 4 8" in default  # one job, one engine start
+    assert "stageable: yes" in output_of("--output results/sglang-mtp-default")
+    own = output_of("--output results/sglang-mtp-own")
+    assert "ok: 1 template(s)" in own and "stageable: yes" in own
+    assert "\n2\n" in own  # 4 and 8 share a server, 64 has its own
     checked = output_of("infersweep changelog check")
     assert "ok: 1 entry appended to perf-changelog.yaml" in checked
     assert all(k in checked for k in keys)

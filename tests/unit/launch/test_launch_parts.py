@@ -125,3 +125,4 @@ def test_warm_entry_is_reused_without_git_fetch(remote, tmp_path):
     fleet = load_fleets(REPO / "configs" / "fleets.yaml")["local-slurm"]
     co = checkout.ensure(sha, "file:///nonexistent", fleet, REPO, root=root)
     assert co.warm and co.src == entry / "src"
+

@@ -140,3 +140,20 @@ def test_a_folder_without_recipes_is_not_a_checkout(tmp_path):
     with pytest.raises(InputError) as exc:
         lookup.check_checkout(tmp_path)
     assert exc.value.diagnostics[0].rule == "srt-slurm-dir"
+
+
+def test_a_launch_renders_a_recipe_of_the_pinned_checkout(dsv4_rows, tmp_path):
+    from infersweep.launch.launcher import recipe_in_checkout
+    from infersweep.launch.recipes import render_for_launch
+    from infersweep.recipe.rendered import SRT_SLURM
+    checkout = srtcheckout.make(tmp_path / "srt-slurm")
+    theirs = srtcheckout.row(dsv4_rows[0], "recipes/qwen/plain.yaml")
+    assert recipe_in_checkout(theirs, REPO, None)
+    assert not recipe_in_checkout(dsv4_rows[0], REPO, None)  # our template
+    assert not recipe_in_checkout(theirs, REPO, tmp_path / "t.yaml")  # --template wins
+    single = {k: v for k, v in dsv4_rows[0].items() if k not in ("prefill", "decode")}
+    assert not recipe_in_checkout({**single, "tp": 8}, REPO, None)
+    rendered = render_for_launch(theirs, REPO, template_path=None, source="<row>",
+                                 client="infersweep", result_dir="/logs/fixed-seq",
+                                 srt_slurm=checkout)
+    assert rendered.source == SRT_SLURM and rendered.name == "qwen-1p1d"
