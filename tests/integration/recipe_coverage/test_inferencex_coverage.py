@@ -20,10 +20,9 @@ from tests.integration.recipe_coverage.conftest import CATALOGS, CONFIGS, RUNNER
 
 pytestmark = pytest.mark.integration
 
-REFUSED_NVIDIA = {"single-node: no template": 420, "recipe file not found": 164,
-                  "CONFIG_FILE is not recipes/<path>": 3, "multi-node: no CONFIG_FILE": 2,
-                  "CONFIG_FILE selector problem": 1}
-REFUSED_AMD = {"single-node: no template": 270, "multi-node: no CONFIG_FILE": 36}
+REFUSED_NVIDIA = {"recipe file not found": 164, "CONFIG_FILE is not recipes/<path>": 3,
+                  "multi-node: no CONFIG_FILE": 2, "CONFIG_FILE selector problem": 1}
+REFUSED_AMD = {"multi-node: no CONFIG_FILE": 36}
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +62,11 @@ def run_cli_module():
 def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
     s = report["summary"]
     assert s["rows"] == 768 + 306
-    assert s["rendered"] == 178 and s["rendered-by-source"] == {"srt-slurm": 178}
+    assert s["rendered"] == 868 and s["rendered-by-source"] == {
+        "srt-slurm": 178, "framework-default": 637, "template": 53}
+    singles = [r for r in report["rows"]
+               if r["outcome"] == "rendered" and r["source"] != "srt-slurm"]
+    assert len(singles) == 690  # every single-node row
     assert s["refused"] == dict(Counter(REFUSED_NVIDIA) + Counter(REFUSED_AMD))
     assert report["other-scenarios"] == {"agentic-coding": 746}
     missing = report["refusals"]["recipe file not found"]
@@ -73,12 +76,16 @@ def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
 
 def test_srtctl_accepts_every_rendered_recipe(report, upstream_checkout):
     s = report["summary"]
-    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (178, 0, 0)
+    # every recipe of a dialect upstream speaks is taken; ATOM's (the fork's) is not tried
+    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (758, 0, 110)
     assert report["srtctl"]["commit"] == report["srt-slurm"]["commit"]
     assert report["srtctl"]["backends"] == ["mocker", "sglang", "trtllm", "vllm"]
     rendered = [r for r in report["rows"] if r["outcome"] == "rendered"]
-    assert Counter(r["framework"] for r in rendered) == {"dynamo-trt": 136,
-                                                          "dynamo-sglang": 42}
+    assert Counter(r["framework"] for r in rendered if r["source"] == "srt-slurm") == {
+        "dynamo-trt": 136, "dynamo-sglang": 42}
+    assert Counter(r["framework"] for r in rendered if r.get("dry-run") == "accepted"
+                   and r["source"] != "srt-slurm") == {"sglang": 343, "vllm": 133, "trt": 104}
+    assert {r["framework"] for r in rendered if r.get("dry-run") == "not-dry-run"} == {"atom"}
     # the override-file rows: five selectors, each one variant
     selected = {r["config-file"] for r in rendered if ":" in r["config-file"]}
     assert len(selected) == 5
@@ -89,8 +96,8 @@ def test_each_catalog_alone(report):
     rows = report["rows"]
     amd = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] in keys)
     nvidia = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] not in keys)
-    assert amd == REFUSED_AMD
-    assert nvidia == {**REFUSED_NVIDIA, "rendered": 178}
+    assert amd == {**REFUSED_AMD, "rendered": 270}
+    assert nvidia == {**REFUSED_NVIDIA, "rendered": 598}
 
 
 def test_srtctl_rejects_a_recipe_it_cannot_load_and_says_why(report, upstream_srtctl,
