@@ -142,14 +142,15 @@ def fold_evals(throughput: list[dict], evals: list[dict]) -> list[dict]:
 def take_canary(outputs: dict[str, list[dict]]) -> dict | None:
     """Remove and return the cheapest throughput point, to run before everything else.
 
-    The lowest-concurrency single-node row if there is one; otherwise the lowest point of
-    the multi-node row that needs the fewest GPUs, split off its row so that every
-    requested point still runs exactly once.
+    The lowest-concurrency point of the single-node rows if there are any; otherwise the
+    lowest point of the multi-node row that needs the fewest GPUs. A point of a row of
+    several (a multi-node row, or single-node points grouped into one job) is split off its
+    row, so that every requested point still runs exactly once.
     """
     single = outputs["single-node"]
     if single:
-        best = min(range(len(single)), key=lambda i: single[i]["conc"])
-        return single.pop(best)
+        return _split_lowest(single, min(range(len(single)),
+                                         key=lambda i: min(row_concs(single[i]))))
     multi = outputs["multi-node"]
     if not multi:
         return None
@@ -158,16 +159,22 @@ def take_canary(outputs: dict[str, list[dict]]) -> dict | None:
         return sum(row[r]["num-worker"] * row[r]["tp"] * row[r].get("pp", 1)
                    for r in ("prefill", "decode"))
 
-    best = min(range(len(multi)), key=lambda i: (gpus(multi[i]), min(multi[i]["conc"])))
-    row = multi[best]
-    low = min(row["conc"])
-    rest = [c for c in row["conc"] if c != low]
+    return _split_lowest(multi, min(range(len(multi)),
+                                    key=lambda i: (gpus(multi[i]), min(row_concs(multi[i])))))
+
+
+def _split_lowest(rows: list[dict], best: int) -> dict:
+    """Take the lowest point of ``rows[best]`` out of it (the whole row if it has one)."""
+    row = rows[best]
+    concs = row_concs(row)
+    low = min(concs)
+    rest = [c for c in concs if c != low]
     if not rest:
-        return multi.pop(best)
-    multi[best] = dict(row, conc=rest)
+        return rows.pop(best)
+    rows[best] = dict(row, conc=rest)
     if row.get("run-eval") and eval_conc(row) == low:  # the eval goes with its point
-        multi[best] = {k: v for k, v in multi[best].items() if k != "eval-conc"}
-        multi[best]["run-eval"] = False
+        rows[best] = {k: v for k, v in rows[best].items() if k != "eval-conc"}
+        rows[best]["run-eval"] = False
         return dict(row, conc=[low])
     # the canary is the cheapest check that the recipe serves: the eval stays with the rest
     return {**{k: v for k, v in row.items() if k != "eval-conc"}, "conc": [low],

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass, field
 
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.matrix.rows import seq_name
 
 MATRIX_LIMIT = 256  # jobs one matrix may expand to
 JOB_OUTPUTS_LIMIT = 1_000_000  # bytes (UTF-16) of all outputs of one job
@@ -34,6 +35,10 @@ TEMPLATES = {
 }
 SLOTS = {template: count for template, (_, count) in TEMPLATES.items()}
 CANARIES = ("canary-single-node", "canary-multi-node")
+# template -> the reusable workflow its shard jobs and its canary call in run-sweep.yml (a
+# test keeps the two equal): single-node rows as InferenceX's benchmark-tmpl.yml does them,
+# multi-node rows as its benchmark-multinode-tmpl.yml; the steps are benchmark.yml's in both
+WORKFLOWS = {"single": "benchmark-single-node.yml", "multi": "benchmark.yml"}
 
 
 def slot_names(template: str) -> list[str]:
@@ -45,21 +50,59 @@ def output_names() -> list[str]:
     return [*slot_names("single"), *slot_names("multi"), *CANARIES]
 
 
+CONC_LISTED = 8  # a single-node title lists up to this many concurrencies, else a range
+
+
+def _concs(conc) -> list:
+    return list(conc) if isinstance(conc, list) else [] if conc is None else [conc]
+
+
 def title(row: dict) -> str:
-    """A short job title: what the row runs, readable in the run's job list."""
-    conc = row.get("conc")
-    points = (f"c{min(conc)}-{max(conc)}" if isinstance(conc, list) and len(conc) > 1
-              else f"c{conc[0]}" if isinstance(conc, list) and conc else f"c{conc}")
-    parts = [str(row.get("exp-name", "")), str(row.get("framework", ""))]
+    """A short job title: what the row runs, readable in the run's job list.
+
+    Multi-node: exp-name, framework, workers, speculative decoding, the concurrency range
+    (``dsv4_8k1k atom-disagg 1P1D c8-128 eval``). Single-node: model, framework, TP, EP, DPA,
+    speculative decoding, sequence lengths and the concurrencies the job's one server runs
+    (``dsv4 atom tp8 dpa 8k1k c64,128``; a long list as its range and count)."""
     if row.get("prefill") is not None:
-        parts.append(f"{row['prefill'].get('num-worker')}P{row['decode'].get('num-worker')}D")
+        return _multi_title(row)
+    return _single_title(row)
+
+
+def _eval_part(row: dict) -> list[str]:
+    return ["eval"] if row.get("eval-only") or row.get("run-eval") else []
+
+
+def _spec_part(row: dict) -> list[str]:
+    return [str(row["spec-decoding"])] if row.get("spec-decoding") not in (None, "none") else []
+
+
+def _multi_title(row: dict) -> str:
+    conc = _concs(row.get("conc"))
+    points = f"c{min(conc)}-{max(conc)}" if len(conc) > 1 else f"c{conc[0]}" if conc else ""
+    parts = [str(row.get("exp-name", "")), str(row.get("framework", "")),
+             f"{row['prefill'].get('num-worker')}P{row['decode'].get('num-worker')}D",
+             *_spec_part(row), points, *_eval_part(row)]
+    return " ".join(p for p in parts if p)
+
+
+def _single_title(row: dict) -> str:
+    conc = sorted(_concs(row.get("conc")))
+    if len(conc) > CONC_LISTED:
+        points = f"c{conc[0]}-{conc[-1]} ({len(conc)})"
     else:
-        parts.append(f"tp{row.get('tp')}")
-    if row.get("spec-decoding") not in (None, "none"):
-        parts.append(str(row["spec-decoding"]))
-    parts.append(points)
-    if row.get("eval-only") or row.get("run-eval"):
-        parts.append("eval")
+        points = "c" + ",".join(str(c) for c in conc) if conc else ""
+    if row.get("scenario-type") == "agentic-coding":
+        seq = "agentic"
+    elif row.get("isl") is not None and row.get("osl") is not None:
+        seq = seq_name(row["isl"], row["osl"])
+    else:
+        seq = ""
+    parts = [str(row.get("model-prefix") or row.get("exp-name") or ""),
+             str(row.get("framework", "")), f"tp{row.get('tp')}",
+             f"ep{row['ep']}" if row.get("ep") not in (None, 1) else "",
+             "dpa" if row.get("dp-attn") else "", *_spec_part(row), seq, points,
+             *_eval_part(row)]
     return " ".join(p for p in parts if p)
 
 

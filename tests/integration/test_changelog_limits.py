@@ -115,15 +115,16 @@ def test_all_keys_on_inferencex_fits_githubs_limits(inferencex, tmp_path, run_cl
 
 
 def test_a_run_that_cannot_fit_is_refused(tmp_path, run_cli, monkeypatch):
-    """More single-node rows than run-sweep.yml's shard jobs hold (10 x 256)."""
+    """More single-node rows than run-sweep.yml's shard jobs hold (10 x 256): of a framework
+    with no template, so that no two of its points share a job."""
     n_points = shards.SLOTS["single"] * shards.MATRIX_LIMIT + 1
     huge = f"""
-huge-fp8-mi355x-vllm:
-  image: vllm/vllm-openai:v0.11.0
+huge-fp8-mi355x-tilert:
+  image: example/tilert:1
   model: example/huge
   model-prefix: huge
   precision: fp8
-  framework: vllm
+  framework: tilert
   runner: mi355x
   multinode: false
   scenarios:

@@ -67,14 +67,19 @@ def test_every_setup_output_has_exactly_one_consuming_job():
 
 @pytest.mark.parametrize("template", sorted(shards.TEMPLATES))
 def test_shard_jobs_are_the_planners_slots(template):
-    """run-sweep.yml has exactly the shard jobs `changelog matrix` plans for, each calling the
-    one benchmark workflow with the run's commit and the row's own time limit."""
+    """run-sweep.yml has exactly the shard jobs `changelog matrix` plans for, each calling its
+    template's benchmark workflow (single-node rows benchmark-single-node.yml, multi-node rows
+    benchmark.yml) with the run's commit and the row's own time limit; so does the canary of
+    that template."""
     jobs = _load("run-sweep.yml")["jobs"]
     slots = [n for n in jobs if re.fullmatch(rf"{template}-\d+", n)]
     assert slots == shards.slot_names(template)
-    for name in [*slots, *shards.CANARIES]:
+    canary = f"canary-{template}-node"
+    assert canary in shards.CANARIES
+    for name in [*slots, canary]:
         job = jobs[name]
-        assert job["uses"] == "./.github/workflows/benchmark.yml"  # act and GHES refuse $/
+        # act and GHES refuse $/
+        assert job["uses"] == f"./.github/workflows/{shards.WORKFLOWS[template]}", name
         assert job["with"] == {"runner": "${{ matrix.row.runner }}",
                                "row-id": "${{ matrix.row.id }}",
                                "title": "${{ matrix.row.title }}",
@@ -107,6 +112,41 @@ def test_every_job_of_a_run_checks_out_one_commit():
                      lambda s: s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["ref"] == "${{ inputs.ref }}"
     assert bench["jobs"]["benchmark"]["timeout-minutes"] == "${{ inputs.timeout-minutes }}"
+
+
+def test_every_benchmark_job_routes_by_its_rows_node_count():
+    """Every job of run-sweep.yml that runs rows calls a benchmark workflow: the single-node
+    one exactly for the jobs fed single-node outputs, benchmark.yml for the multi-node ones."""
+    jobs = _load("run-sweep.yml")["jobs"]
+    callers = {name: job["uses"] for name, job in jobs.items() if "uses" in job}
+    assert set(callers) == set(shards.output_names())
+    assert set(shards.WORKFLOWS) == set(shards.TEMPLATES)
+    for name, uses in callers.items():
+        template = "single" if name.startswith(("single-", "canary-single-")) else "multi"
+        assert uses == f"./.github/workflows/{shards.WORKFLOWS[template]}", name
+    assert shards.WORKFLOWS == {"single": "benchmark-single-node.yml", "multi": "benchmark.yml"}
+
+
+def test_the_benchmark_steps_are_in_one_place():
+    """benchmark-single-node.yml takes exactly benchmark.yml's inputs and hands every one,
+    unchanged, to benchmark.yml: it has no steps of its own, so checkout, the row, the launch
+    and the uploads are written once. Its job is named by the row id (act names a nested
+    job by its caller's name, not the shard's: the id keeps every row's job apart)."""
+    single, bench = _load("benchmark-single-node.yml"), _load("benchmark.yml")
+    assert single["on"]["workflow_call"]["inputs"] == bench["on"]["workflow_call"]["inputs"]
+    assert single["permissions"] == {}
+    [(_, job)] = single["jobs"].items()
+    assert job["uses"] == "./.github/workflows/benchmark.yml"
+    assert job["name"] == "${{ inputs.row-id }}"
+    assert job["permissions"] == {"contents": "read"}
+    assert job["with"] == {name: f"${{{{ inputs.{name} }}}}"
+                           for name in bench["on"]["workflow_call"]["inputs"]}
+    assert "steps" not in job and "env" not in single
+    # the row, the launcher and the uploads appear in one workflow file only
+    texts = {p.name: p.read_text() for p in WORKFLOWS.glob("*.yml")}
+    for marker in ("infersweep changelog row", 'bash "runners/launch_', "bmk_${{ inputs.row-id",
+                   "rows_${{ inputs.row-id"):
+        assert [n for n, t in texts.items() if marker in t] == ["benchmark.yml"], marker
 
 
 @pytest.mark.parametrize("family", ["1k1k", "8k1k", "2048_128", "agentic"])
