@@ -91,6 +91,9 @@ def test_shard_jobs_are_the_planners_slots(template):
         assert f"needs.setup.outputs.{name} != '[]'" in job["if"]
         # a failed canary stops the shards only under fail-fast
         assert "needs.policy.outputs.fail-fast != 'true'" in job["if"]
+        for canary in ("canary-single-node", "canary-multi-node"):
+            assert (f"""contains(fromJSON('["failure","cancelled"]'), needs.{canary}.result)"""
+                    in job["if"])
     assert set(slots) <= set(jobs["collect"]["needs"])
 
 
