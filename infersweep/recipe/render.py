@@ -148,7 +148,7 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
                     source=found.source)
 
 
-def server_for(doc: YamlDoc, data: dict, row: dict, conc: int, source: str) -> dict:
+def server_for(doc: YamlDoc, data: dict, row: dict, conc: int) -> dict:
     """The template's server for ``row`` at concurrency ``conc``: its ``row-settings``
     applied (a refusing rule refuses the row, with the rule's own words)."""
     try:
@@ -169,7 +169,7 @@ def apply_row_settings(doc: YamlDoc, data: dict, row: dict, concs: list[int],
                        source: str) -> dict:
     """One server for all of the row's concurrencies, or an error: a job starts its engine
     once, so points whose settings differ cannot share it."""
-    servers = [server_for(doc, data, row, c, source) for c in concs]
+    servers = [server_for(doc, data, row, c) for c in concs]
     for conc, server in zip(concs[1:], servers[1:], strict=True):
         if server != servers[0]:
             raise InputError(Diagnostic(

@@ -173,11 +173,12 @@ def holds(when: dict, ctx: Context) -> bool:
 
 
 def _evaluate(inner: str, ctx: Context):
+    """``row.a`` is the field's value; ``row.a * row.b`` their product (numbers only)."""
+    values = [ctx.get(term.strip()[len("row."):]) for term in inner.split("*")]
+    if len(values) == 1:
+        return values[0]
     result = 1
-    for term in inner.split("*"):
-        value = ctx.get(term.strip()[len("row."):])
-        if len(inner.split("*")) == 1:
-            return value
+    for term, value in zip(inner.split("*"), values, strict=True):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"'{term.strip()}' is {value!r}, not a number")
         result *= value
