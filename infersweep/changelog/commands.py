@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -178,12 +180,18 @@ def check(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fe
                    "artifact; each benchmark job reads its row with `changelog row`).")
 @click.option("--metadata-out", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the changelog metadata (for ingestion) to this file.")
+@click.option("--srt-slurm", "srt_slurm", type=click.Path(file_okay=False, path_type=Path),
+              default=None, help="An srt-slurm checkout in which rows naming a recipe that "
+                                 "is no template of ours find it (as the launcher does).")
+@click.option("--fetch-srt-slurm", is_flag=True,
+              help="When a row's recipe lives in srt-slurm, fetch the commit pinned in "
+                   "configs/runtimes.yaml to find it (what run-sweep's setup job does).")
 @click.option("--dispatch", "dispatch_json", default="", metavar="JSON",
               help="workflow_dispatch inputs (config-keys, seq-lens, conc, eval-mode): build "
                    "the matrix from this selection instead of the changelog. Empty = unused.")
 def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, fetch_missing,
            working_tree, trim_conc, all_evals, evals_only, canary, job_outputs, rows_out, metadata_out,
-           dispatch_json):
+           srt_slurm, fetch_srt_slurm, dispatch_json):
     """The bucketed sweep matrix for the entries the head appends (JSON on stdout).
 
     Formatting problems are warnings here (`changelog check` is the gate); the run is
@@ -211,14 +219,22 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
         result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
     plan, held, agentic = None, Counter(), []
     if rows_out or job_outputs:
-        from infersweep.changelog import launchable
+        from infersweep.changelog import launchable, pinnedrecipes
         from infersweep.recipe.grouping import grouped_rows
+        from infersweep.recipe.lookup import check_checkout
 
         # single-node rows that start the same server become one job (one engine start)
         requested = {name: grouped_rows(rows, Path(root or "."))
                      for name, rows in buckets.job_outputs(result).items()}
         shards.plan(requested)  # the whole request must fit GitHub's limits, runnable or not
-        launch = launchable.split(requested, Path(root or "."))
+        with tempfile.TemporaryDirectory(prefix="infersweep-srt-slurm-") as tmp:
+            if srt_slurm is not None:
+                check_checkout(srt_slurm)
+            elif fetch_srt_slurm and pinnedrecipes.needed(requested, Path(root or ".")):
+                srt_slurm = pinnedrecipes.fetch_pinned(
+                    Path(root or "."), Path(tmp), dict(os.environ),
+                    say=lambda line: click.echo(line, err=True))
+            launch = launchable.split(requested, Path(root or "."), srt_slurm=srt_slurm)
         outputs = launch.rows
         first = buckets.take_canary(outputs) if canary else None
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"

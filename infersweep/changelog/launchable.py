@@ -62,8 +62,10 @@ def fleets_by_label(repo: Path) -> dict[str, list[Fleet]]:
             for label, runners in load_runners(runners_file).labels.items()}
 
 
-def split(outputs: dict[str, list[dict]], repo: Path) -> Launchable:
-    """The rows of every job output that can launch, and the ones that cannot (with why)."""
+def split(outputs: dict[str, list[dict]], repo: Path,
+          srt_slurm: Path | None = None) -> Launchable:
+    """The rows of every job output that can launch, and the ones that cannot (with why).
+    ``srt_slurm``: the pinned checkout, for rows whose recipe lives there."""
     repo = Path(repo)
     by_label = fleets_by_label(repo)
     out = Launchable({name: [] for name in outputs})
@@ -76,7 +78,7 @@ def split(outputs: dict[str, list[dict]], repo: Path) -> Launchable:
                 out.refused.append((name, row, EVAL_ALONE))
                 continue
             try:
-                recipe = render_row(row, repo, source="<row>").recipe
+                recipe = render_row(row, repo, source="<row>", srt_slurm=srt_slurm).recipe
             except InputError as exc:
                 out.refused.append((name, row, "; ".join(d.message
                                                          for d in exc.diagnostics[:3])))

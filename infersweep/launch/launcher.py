@@ -26,7 +26,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from infersweep.diagnostics import InputError
 from infersweep.launch import checkout as checkouts
 from infersweep.launch.fleet import Fleet, get_fleet
 from infersweep.launch.jobtag import JobTag
@@ -116,15 +115,10 @@ def ready_checkout(p: Prepared, repo: Path, say=print) -> None:
 
 
 def recipe_in_checkout(row: dict, repo: Path, template: Path | None) -> bool:
-    """Whether the row's recipe can only come from the srt-slurm checkout (a multi-node row
-    whose ``CONFIG_FILE`` is no template of ours): the checkout is then needed to render."""
-    if template is not None or not lookup.is_multi_node(row):
-        return False
-    try:
-        value = lookup.config_file(row, "<row>")
-    except InputError:
-        return False  # rendering says why, before anything is fetched
-    return not lookup.template_path(value, repo).is_file()
+    """Whether the row's recipe can only come from the srt-slurm checkout (no ``--template``
+    and :func:`~infersweep.recipe.lookup.needs_checkout`): the checkout is then needed to
+    render."""
+    return template is None and lookup.needs_checkout(row, repo)
 
 
 def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:

@@ -159,6 +159,19 @@ def find(row: dict, repo: Path, srt_slurm: Path | None, source: str) -> Found:
         refusal.NOT_FOUND, path)
 
 
+def needs_checkout(row: dict, repo: Path) -> bool:
+    """Whether the row's recipe can only come from the srt-slurm checkout: a multi-node row
+    whose ``CONFIG_FILE`` is no template of ours (a malformed one is not: rendering says
+    why, before anything is fetched)."""
+    if not is_multi_node(row):
+        return False
+    try:
+        value = config_file(row, "<row>")
+    except InputError:
+        return False
+    return not template_path(value, repo).is_file()
+
+
 def check_checkout(path: Path, option: str = "--srt-slurm") -> None:
     """``path`` looks like an srt-slurm checkout (it has the recipes/ folder)."""
     if not (path / "recipes").is_dir():
