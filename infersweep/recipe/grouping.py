@@ -32,10 +32,6 @@ class Group:
     row: dict  # the job's row: the members' fields, their concurrencies as a list
     members: list[dict] = field(default_factory=list)
 
-    @property
-    def concs(self) -> list[int]:
-        return list(self.row["conc"]) if isinstance(self.row["conc"], list) else [self.row["conc"]]
-
 
 def server_key(row: dict, repo: Path) -> str | None:
     """What identifies the server ``row`` starts (None: not groupable)."""

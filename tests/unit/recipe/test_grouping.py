@@ -6,7 +6,7 @@ import json
 
 from infersweep.recipe.grouping import group, grouped_rows
 from infersweep.recipe.render import render_row
-from tests.conftest import REPO, SHARED
+from tests.conftest import REPO, SHARED, shared_absent
 from tests.unit.recipe.test_coverage import frozen  # noqa: F401 - the fixture
 from tests.unit.recipe.test_row_settings import ATOM
 from tests.unit.test_matrix import FROZEN_ARGS
@@ -64,8 +64,7 @@ def test_explain_shows_jobs_engine_starts_and_node_hours(run_cli):
 def test_a_third_of_inferencex_engine_starts_on_its_amd_catalog(run_cli):
     configs = SHARED / "reference" / "inferencex" / "configs"
     if not (configs / "amd-master.yaml").is_file():
-        import pytest
-        pytest.skip("InferenceX's catalogs (../shared/reference/inferencex) not present")
+        shared_absent("InferenceX's catalogs (../shared/reference/inferencex) not present")
     code, out, err = run_cli("explain", "*", "--config-files", configs / "amd-master.yaml",
                              "--runner-config", configs / "runners.yaml", "--repo", REPO,
                              "--scenario-type", "fixed-seq-len", "--single-node",
