@@ -45,6 +45,14 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has stopped running
 
 
+def _execd(pid: int) -> bool:
+    """The child runs its own command (``sim serve``), not its parent's forked image."""
+    try:
+        return b"serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
 def _wait_for(predicate, timeout: float, what: str):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -127,9 +135,12 @@ def test_sim_process_case(case: Case, tmp_path):
     held = None
     try:
         if case.phase == "health-wait":
-            # Stop the first worker the moment it exists (long before its interpreter has
+            # Stop the first worker once it has exec'd (long before its interpreter has
             # started): the health wait, which checks workers in order, cannot finish now.
-            held = _wait_for(lambda: _children(proc.pid)[:1], 30, "the first worker")[0]
+            # Not earlier: stopped between fork and exec, the child would hold its parent in
+            # Popen (which waits for the exec) and no further worker would ever start.
+            held = _wait_for(lambda: [k for k in _children(proc.pid)[:1] if _execd(k)], 30,
+                             "the first worker")[0]
             os.kill(held, signal.SIGSTOP)
             seen = _wait_for(lambda: (k := _children(proc.pid)) and len(k) == case.workers and k,
                              30, f"{case.workers} workers")
