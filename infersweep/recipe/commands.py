@@ -16,7 +16,7 @@ from infersweep.clitypes import POSITIVE_INT
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.recipe import check as checks
 from infersweep.recipe import diff as differ
-from infersweep.recipe import workload
+from infersweep.recipe import lookup, workload
 from infersweep.recipe.lookup import check_checkout
 from infersweep.recipe.render import CONFIG_FILE, TEMPLATE_ROOT, load_rows, render_row
 from infersweep.yamldoc import load_yaml
@@ -25,6 +25,14 @@ SRT_SLURM_OPTION = click.option(
     "--srt-slurm", "srt_slurm", type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="An srt-slurm checkout: a row's CONFIG_FILE=recipes/<path> that is not a template "
          "under benchmarks/multi_node/srt-slurm/ is its recipes/<path>.")
+
+
+MISSING_OPTION = click.option(
+    "--missing-recipe", "missing", type=click.Choice([lookup.REFUSE, lookup.FALLBACK]),
+    default=lookup.REFUSE, show_default=True,
+    help="A multi-node row whose CONFIG_FILE exists neither here nor in the checkout: refuse "
+         "it, or render its framework's default (benchmarks/multi_node/srt-slurm/defaults/) "
+         "in its place, recorded as standing in for the named file.")
 
 
 @click.group()
@@ -103,8 +111,9 @@ def _rows_from_catalog(key, concs, seq_lens, config_files, runner_config, repo):
               show_default=True, help="json adds the template and the list of points.")
 @click.option("--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file (atomically) instead of stdout; one row only.")
+@MISSING_OPTION
 def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, repo, srt_slurm,
-           client, result_dir, fmt, output):
+           client, result_dir, fmt, output, missing):
     """Print the recipe `srtctl apply` runs for a matrix row, checked against its schema.
 
     The row's CONFIG_FILE=recipes/<path>[:selector] setting names the template
@@ -142,7 +151,8 @@ def render(row_arg, config_key, conc, seq_lens, config_files, runner_config, rep
     for row in rows:
         try:
             rendered.append(render_row(row, repo, source=source, client=client,
-                                       result_dir=result_dir, srt_slurm=srt_slurm))
+                                       result_dir=result_dir, srt_slurm=srt_slurm,
+                                       missing=missing))
         except InputError as exc:
             problems.extend(exc.diagnostics)
     if problems:
@@ -271,9 +281,10 @@ def _catalog_rows_with_templates(repo: Path) -> list[tuple[str, dict]]:
 @click.option("--jobs", type=POSITIVE_INT, help="srtctl processes at a time [default: CPUs].")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
+@MISSING_OPTION
 @progress.option()
 def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, jobs, fmt,
-                     no_progress):
+                     missing, no_progress):
     """Which fixed-seq-len rows of a catalog get a recipe, and does srtctl accept it?
 
     Every row is rendered as a launch renders it and reported as rendered (with the
@@ -283,7 +294,7 @@ def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, j
     its message. Exit 0 whatever the figures; 1 on bad input.
     """
     from infersweep.config.catalog import default_config_files, default_runner_file
-    from infersweep.recipe import coverage, coveragereport, lookup, srtctl
+    from infersweep.recipe import coverage, coveragereport, srtctl
 
     files = list(config_files) or default_config_files(repo)
     if not files:
@@ -299,7 +310,7 @@ def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, j
         judge = srtctl.locate(srtctl_dir, say=lambda text: click.echo(text, err=True))
     pairs, skipped = coverage.catalog_rows(files, runners)
     cov = coverage.run(pairs, repo, srt_slurm=checkout, srtctl=judge, skipped=skipped,
-                       jobs=jobs, show_progress=not no_progress)
+                       jobs=jobs, show_progress=not no_progress, missing=missing)
     commit = lookup.commit_of(checkout) if checkout is not None else None
     if fmt == "json":
         doc = coveragereport.as_json(cov, catalogs=files, runner_config=runners,

@@ -19,12 +19,19 @@ from pathlib import Path
 from infersweep import progress
 from infersweep.diagnostics import InputError
 from infersweep.recipe import refusal, rowfit
+from infersweep.recipe.lookup import REFUSE
 from infersweep.recipe.render import render_row
 from infersweep.recipe.rendered import Rendered
 from infersweep.recipe.srtctl import Srtctl, Verdict, backend_of, dry_run
 
 FIXED = "fixed-seq-len"
+STANDS_IN = "framework-default-for-missing"  # a default in place of a named, missing recipe
 ACCEPTED, REJECTED, NOT_RUN = "accepted", "rejected", "not-dry-run"
+
+
+def source_of(rendered: Rendered) -> str:
+    """Where a rendered recipe came from, a default standing in for a missing one apart."""
+    return STANDS_IN if rendered.replaces else rendered.source
 
 
 @dataclass
@@ -42,8 +49,10 @@ class Outcome:
         out = {"config-key": self.key, "row": rowfit.row_label(self.row),
                "framework": self.row.get("framework"), "runner": self.row.get("runner")}
         if self.rendered is not None:
-            out.update({"outcome": "rendered", "source": self.rendered.source,
+            out.update({"outcome": "rendered", "source": source_of(self.rendered),
                         "config-file": self.rendered.config_file, "recipe": self.rendered.name})
+            if self.rendered.replaces:
+                out["replaces"] = self.rendered.replaces
             if self.dry_run is not None:
                 out["dry-run"] = self.dry_run
                 if self.srtctl_message:
@@ -66,7 +75,7 @@ class Coverage:
         return [o for o in self.outcomes if o.rendered is not None]
 
     def summary(self) -> dict:
-        by_source = Counter(o.rendered.source for o in self.rendered)
+        by_source = Counter(source_of(o.rendered) for o in self.rendered)
         refused = Counter(o.reason for o in self.outcomes if o.rendered is None)
         out = {"rows": len(self.outcomes), "rendered": len(self.rendered),
                "rendered-by-source": dict(sorted(by_source.items())),
@@ -112,12 +121,13 @@ def catalog_rows(config_files: list[Path], runner_file: Path) -> tuple[list[tupl
 
 
 def render_all(pairs: list[tuple[str, dict]], repo: Path, srt_slurm: Path | None,
-               tick=lambda n: None) -> list[Outcome]:
+               tick=lambda n: None, missing: str = REFUSE) -> list[Outcome]:
     out = []
     for key, row in pairs:
         outcome = Outcome(key, row)
         try:
-            outcome.rendered = render_row(row, repo, source=key, srt_slurm=srt_slurm)
+            outcome.rendered = render_row(row, repo, source=key, srt_slurm=srt_slurm,
+                                          missing=missing)
         except InputError as exc:
             outcome.reason, outcome.detail = refusal.classify(exc)
             outcome.message = "\n".join(str(d) for d in exc.diagnostics)
@@ -155,11 +165,12 @@ def judge(outcomes: list[Outcome], srtctl: Srtctl, *, jobs: int | None = None,
 
 def run(pairs: list[tuple[str, dict]], repo: Path, *, srt_slurm: Path | None,
         srtctl: Srtctl | None = None, skipped: Counter | None = None,
-        jobs: int | None = None, show_progress: bool = True) -> Coverage:
+        jobs: int | None = None, show_progress: bool = True,
+        missing: str = REFUSE) -> Coverage:
     """Render every row, then (with srtctl) dry-run every rendered recipe it can read."""
     t0 = time.monotonic()
     with progress.bar(len(pairs), "rows rendered", enabled=show_progress) as bar:
-        outcomes = render_all(pairs, repo, srt_slurm, tick=bar.update)
+        outcomes = render_all(pairs, repo, srt_slurm, tick=bar.update, missing=missing)
     cov = Coverage(outcomes, skipped or Counter(), srtctl,
                    {"render": round(time.monotonic() - t0, 2)})
     if srtctl is not None:

@@ -6,11 +6,13 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from infersweep.recipe.coverage import NOT_RUN, REJECTED, Coverage
-from infersweep.recipe.rendered import SRT_SLURM, TEMPLATE
+from infersweep.recipe.coverage import NOT_RUN, REJECTED, STANDS_IN, Coverage
+from infersweep.recipe.rendered import DEFAULT, SRT_SLURM, TEMPLATE
 
 SOURCE_WORDS = {TEMPLATE: "with the config's own template",
-                SRT_SLURM: "from the srt-slurm checkout"}
+                DEFAULT: "with the framework default",
+                SRT_SLURM: "from the srt-slurm checkout",
+                STANDS_IN: "with the framework default, the named recipe missing"}
 EXAMPLES = 5  # details listed per reason in the table (JSON lists all)
 
 

@@ -8,6 +8,14 @@ in its prefill (or decode) additional-settings. The file is looked for
 2. in the srt-slurm checkout, ``<checkout>/recipes/<path>`` (InferenceX's convention: its
    launchers run ``srtctl apply -f $CONFIG_FILE`` inside the checkout).
 
+A multi-node row that names no ``CONFIG_FILE`` (InferenceX runs such rows with its own
+scripts) gets its framework's disaggregated default,
+``benchmarks/multi_node/srt-slurm/defaults/<framework>.yaml``: the topology, parallelism,
+speculative decoding and KV transfer of the row, the engine's defaults for the rest. A row
+whose named recipe exists nowhere is refused, unless the caller asks for the default in its
+place (``missing=FALLBACK``: ``recipe coverage``/``recipe render --missing-recipe``), which is
+then recorded as standing in for the named file.
+
 A single-node row names no file: its template is found by InferenceX's naming of its
 single-node scripts, ``<model-prefix>_<precision>_<gpu>_<framework>[_mtp]``, as
 
@@ -21,13 +29,13 @@ single-node scripts, ``<model-prefix>_<precision>_<gpu>_<framework>[_mtp]``, as
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from infersweep import gitexec
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.recipe import overrides, refusal, rowfit
+from infersweep.recipe import overrides, refusal, rowexpr, rowfit
 from infersweep.recipe.rendered import DEFAULT, SRT_SLURM, TEMPLATE
 from infersweep.recipe.settings import CONFIG_FILE, ROLES
 
@@ -35,6 +43,7 @@ TEMPLATE_ROOT = Path("benchmarks", "multi_node", "srt-slurm")
 SINGLE_ROOT = Path("benchmarks", "single_node", "srt-slurm")
 DEFAULTS = "defaults"
 CONFIG_PREFIX = "recipes/"
+REFUSE, FALLBACK = "refuse", "framework-default"  # what to do when a named recipe is missing
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,7 @@ class Found:
     config_file: str  # the setting's value, as written
     selector: str | None
     checkout: Path | None = None  # for SRT_SLURM
+    replaces: str | None = None  # the CONFIG_FILE a default stands in for (missing=FALLBACK)
 
 
 def is_multi_node(row: dict) -> bool:
@@ -92,17 +102,12 @@ def _shown(path: Path) -> Path:
         return path
 
 
-def gpu_of(runner: str) -> str:
-    """The GPU of a runner label as InferenceX's script names spell it (``mi355x-disagg`` ->
-    ``mi355x``)."""
-    return runner.split("-", 1)[0]
-
-
 def single_node_name(row: dict) -> str:
     """``<model-prefix>_<precision>_<gpu>_<framework>[_mtp]``: InferenceX's name for the
     script of a single-node row, and ours for its config's template."""
     mtp = "_mtp" if row.get("spec-decoding") == "mtp" else ""
-    return (f"{row.get('model-prefix')}_{row.get('precision')}_{gpu_of(str(row.get('runner')))}"
+    gpu = rowexpr.gpu_of(str(row.get("runner")))
+    return (f"{row.get('model-prefix')}_{row.get('precision')}_{gpu}"
             f"_{row.get('framework')}{mtp}")
 
 
@@ -126,12 +131,43 @@ def find_single(row: dict, repo: Path, source: str) -> Found:
         refusal.SINGLE_NODE, framework)
 
 
-def find(row: dict, repo: Path, srt_slurm: Path | None, source: str) -> Found:
+def multi_default(row: dict, repo: Path) -> Found | None:
+    """A multi-node row's framework default, if there is one for its framework."""
+    framework = str(row.get("framework"))
+    path = repo / TEMPLATE_ROOT / DEFAULTS / f"{framework}.yaml"
+    if not path.is_file():
+        return None
+    return Found(DEFAULT, _shown(path), f"{TEMPLATE_ROOT.as_posix()}/{DEFAULTS}/"
+                 f"{framework}.yaml", None)
+
+
+def _defaults_hint(repo: Path) -> str:
+    have = sorted(p.stem for p in (repo / TEMPLATE_ROOT / DEFAULTS).glob("*.yaml"))
+    return (f"multi-node defaults exist for {', '.join(have) or 'no framework'} "
+            f"(under {TEMPLATE_ROOT.as_posix()}/{DEFAULTS}/)")
+
+
+def find(row: dict, repo: Path, srt_slurm: Path | None, source: str, *,
+         missing: str = REFUSE) -> Found:
     """The row's recipe file: for a multi-node row our template first, then the srt-slurm
-    checkout's recipe; for a single-node row :func:`find_single`."""
+    checkout's recipe (with ``missing=FALLBACK``, the framework default when neither has
+    it); a multi-node row naming none its framework's default; for a single-node row
+    :func:`find_single`."""
     if not is_multi_node(row):
         return find_single(row, repo, source)
-    value = config_file(row, source)
+    try:
+        value = config_file(row, source)
+    except refusal.RowRefused as exc:
+        if exc.reason != refusal.NO_CONFIG_FILE:
+            raise
+        default = multi_default(row, repo)
+        if default is None:
+            first = exc.diagnostics[0]
+            raise refusal.RowRefused(Diagnostic(
+                first.path, first.line, first.col, first.message,
+                f"{first.hint}, or add a default for framework '{row.get('framework')}' "
+                f"({_defaults_hint(repo)})", first.rule), exc.reason, exc.detail) from None
+        return default
     path, selector = overrides.split(value)
     if selector is not None and not overrides.valid_selector(selector):
         raise InputError(Diagnostic(source, 0, 0, f"CONFIG_FILE={value}: '{selector}' is not "
@@ -150,6 +186,8 @@ def find(row: dict, repo: Path, srt_slurm: Path | None, source: str) -> Found:
     theirs = srt_slurm / path if srt_slurm is not None else None
     if theirs is not None and theirs.is_file():
         return Found(SRT_SLURM, theirs, value, selector, srt_slurm)
+    if missing == FALLBACK and (default := multi_default(row, repo)) is not None:
+        return replace(default, replaces=value)
     where = (f"and no recipe {theirs} in the srt-slurm checkout" if theirs is not None
              else "and no srt-slurm checkout was given to look in (--srt-slurm DIR)")
     raise refusal.RowRefused(Diagnostic(

@@ -12,6 +12,7 @@ from infersweep.matrix.rows import concs as row_concs
 from infersweep.recipe import (
     lookup,
     refusal,
+    rowexpr,
     rowfit,
     rowrules,
     schema,
@@ -48,32 +49,35 @@ def check_template(doc: YamlDoc) -> list[Diagnostic]:
     return sorted(set(found))
 
 
-def _lookup(row: dict, dotted: str):
-    value = row
-    for part in dotted.split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
 def _fill(doc: YamlDoc, row: dict, source: str) -> dict:
     """A copy of the template's data with every placeholder filled from the row."""
     data = json.loads(json.dumps(doc.data, default=str))  # no shared (aliased) parts
     data.pop(template.ROW_SETTINGS, None)
     problems = []
+
+    def get(name: str):
+        found = rowexpr.value(row, name)
+        if found is None:
+            raise LookupError(name)
+        return found
+
     for s in template.server_scalars(doc):
         if s.is_key or not template.placeholders(s):
             continue
         text = s.text
         whole_value = None
         for whole, inner in template.placeholders(s):
-            fieldname = template.ROW_FIELD.match(inner).group(1)
-            value = _lookup(row, fieldname)
-            if value is None:
+            try:
+                value = rowexpr.evaluate(inner, get)
+            except LookupError as exc:
                 problems.append(diag_at(doc, s, whole, f"the row ({rowfit.row_label(row)}) "
-                                        f"has no '{fieldname}'", "set it in the catalog entry "
-                                        "or drop the placeholder", "template-placeholder"))
+                                        f"has no '{exc.args[0]}'", "set it in the catalog "
+                                        "entry or drop the placeholder", "template-placeholder"))
+                continue
+            except ValueError as exc:
+                problems.append(diag_at(doc, s, whole, f"row ({rowfit.row_label(row)}): {exc}",
+                                        "use number fields in arithmetic",
+                                        "template-placeholder"))
                 continue
             if whole == text.strip():
                 whole_value = value
@@ -111,10 +115,11 @@ def set_benchmark(data: dict, work, *, client: str, result_dir: str) -> None:
 def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
                client: str = workload.DEFAULT_CLIENT,
                result_dir: str = workload.DEFAULT_RESULT_DIR,
-               srt_slurm: str | Path | None = None) -> Rendered:
+               srt_slurm: str | Path | None = None, missing: str = lookup.REFUSE) -> Rendered:
     """The recipe ``srtctl apply`` runs for ``row``: from its template under ``repo``'s
     benchmarks/ (validated against the recipe schema) or, when there is none, from the
-    recipe of the srt-slurm checkout ``srt_slurm`` (see ``lookup``)."""
+    recipe of the srt-slurm checkout ``srt_slurm``, or its framework's default (see ``lookup``;
+    ``missing`` says whether a default may stand in for a named recipe that exists nowhere)."""
     check_row_schema(row, source)
     ratio = row.get(workload.RANGE_RATIO_FIELD, workload.DEFAULT_RANGE_RATIO)
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 1:
@@ -125,13 +130,14 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     if len(set(concs)) != len(concs):
         raise InputError(Diagnostic(source, 0, 0, f"row lists a concurrency twice: {concs}",
                                     "list each point once", "row-schema"))
-    found = lookup.find(row, Path(repo), Path(srt_slurm) if srt_slurm else None, source)
+    found = lookup.find(row, Path(repo), Path(srt_slurm) if srt_slurm else None, source,
+                        missing=missing)
     if found.source == lookup.SRT_SLURM:
         settings.check_known(row, source)
         return srtrecipe.render(found, row, source=source, client=client,
                                 result_dir=result_dir)
-    settings.check_known(row, source, settings.KNOWN_TO_TEMPLATES)
     doc = load_yaml(found.path)
+    settings.check_known(row, source, settings.KNOWN_TO_TEMPLATES | template.settings_read(doc))
     problems = check_template(doc)
     if problems:
         raise InputError(problems)
@@ -141,11 +147,12 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     data = apply_row_settings(doc, _fill(doc, row, source), row, concs, source)
     work = workload.from_row(row)
     set_benchmark(data, work, client=client, result_dir=result_dir)
-    problems = schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
+    problems = (schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
+                + rowfit.check_rendered(row, data, source))
     if problems:
         raise InputError(problems)
     return Rendered(data, found.path, found.config_file, work, work.points(data["name"]),
-                    source=found.source)
+                    source=found.source, replaces=found.replaces)
 
 
 def server_for(doc: YamlDoc, data: dict, row: dict, conc: int) -> dict:

@@ -10,7 +10,7 @@ import yaml
 from infersweep.recipe import workload
 
 TEMPLATE = "template"  # the config's own template under our benchmarks/
-DEFAULT = "framework-default"  # a single-node row's framework default template
+DEFAULT = "framework-default"  # the framework's default template (no template of its own)
 SRT_SLURM = "srt-slurm"  # a recipe in an srt-slurm checkout
 
 
@@ -24,6 +24,7 @@ class Rendered:
     source: str = TEMPLATE  # TEMPLATE, DEFAULT or SRT_SLURM: where ``template`` was found
     checkout: Path | None = None  # the srt-slurm checkout, for SRT_SLURM
     commit: str | None = None  # its commit, when it is a git checkout
+    replaces: str | None = None  # the named CONFIG_FILE a default stands in for
 
     @property
     def name(self) -> str:
@@ -34,8 +35,9 @@ class Rendered:
             at = f" at {self.commit[:12]}" if self.commit else ""
             return f"{self.config_file} in the srt-slurm checkout {self.checkout}{at}"
         if self.source == DEFAULT:
-            return (f"{self.template.as_posix()} (its framework's default: the config has no "
-                    "template of its own)")
+            why = (f"in place of CONFIG_FILE={self.replaces}, which exists nowhere"
+                   if self.replaces else "the config has no template or recipe of its own")
+            return f"{self.template.as_posix()} (its framework's default: {why})"
         return self.template.as_posix()
 
     def text(self) -> str:
@@ -48,7 +50,7 @@ class Rendered:
 
     def as_json(self) -> dict:
         return {"template": self.template.as_posix(), "config-file": self.config_file,
-                "source": self.source, "commit": self.commit,
+                "source": self.source, "commit": self.commit, "replaces": self.replaces,
                 "name": self.name, "recipe": self.recipe,
                 "points": [{"conc": p.conc, "num-prompts": p.num_prompts,
                             "num-warmups": p.num_warmups, "result-file": p.result_file}

@@ -9,6 +9,8 @@ from infersweep.recipe import topology
 from infersweep.yamldoc import YamlDoc
 
 _NODES_SETTING = {"prefill": "PREFILL_NODES", "decode": "DECODE_NODES"}
+# the srt-slurm front end that is each router of the catalog's ``router.name``
+ROUTER_FRONTENDS = {"atomesh": "atomesh", "sglang-router": "sglang", "dynamo-router": "dynamo"}
 _HINT = ("point the row's CONFIG_FILE at a template with this topology, or change the "
          "catalog entry's search-space")
 
@@ -121,14 +123,49 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
                          f"the {role} context {ctx} is shorter than the row's {need} tokens",
                          "raise max-model-len or use a template for this sequence length")
     router = row.get("router")
-    if isinstance(router, dict) and router.get("name") not in (None, "atomesh"):
+    front = (data.get("frontend") or {}).get("type")
+    wanted = ROUTER_FRONTENDS.get(router.get("name")) if isinstance(router, dict) else None
+    if isinstance(router, dict) and isinstance(front, str) and "{{" not in front and (
+            wanted != front if wanted else front == "atomesh"):
         tmpl_err(("frontend", "type"), f"the row's router is '{router.get('name')}', the "
-                 "template's front end is AToMesh", "use a template for that router")
+                 f"template's front end is '{front}'", "use a template for that router")
     kv = row.get("kv-p2p-transfer")
-    connector = (data.get("backend") or {}).get("connector", "mooncake")
-    if kv is not None and kv != connector:
+    backend = data.get("backend") or {}
+    connector = backend.get("connector", "mooncake" if backend.get("type") == "atom" else None)
+    if kv is not None and connector is not None and kv != connector:
         tmpl_err(("backend", "connector"), f"the row's KV transfer is '{kv}', the template's "
                  f"connector '{connector}'", "use a template for that transfer engine")
+    return out
+
+
+def check_rendered(row: dict, data: dict, source: str) -> list[Diagnostic]:
+    """The rendered recipe runs the row's disaggregated topology: its workers, their GPUs,
+    and nodes enough for them (the row's PREFILL_NODES/DECODE_NODES when it sets them). The
+    template's literal numbers were checked by :func:`check`; this catches what its
+    placeholders and rules computed."""
+    res = data.get("resources") or {}
+    if not row.get("disagg") or not isinstance(res, dict):
+        return []
+    out = []
+    by_name = {r.name: r for r in topology.roles(res)}
+    gpn = _int(res.get("gpus_per_node")) or 0
+    for role in ("prefill", "decode"):
+        w, got = row.get(role) or {}, by_name.get(role)
+        want = (w.get("num-worker"), w.get("tp"))
+        if got is None or (got.workers, got.gpus_per_worker) != want:
+            have = "none" if got is None else f"{got.workers} x {got.gpus_per_worker} GPUs"
+            out.append(Diagnostic(source, 0, 0, f"row ({row_label(row)}): the rendered recipe "
+                                  f"has {role} workers {have}, the row {want[0]} x TP{want[1]}",
+                                  "fix the template's resources", "row-fit"))
+            continue
+        nodes = settings(w).get(_NODES_SETTING[role])
+        if (nodes is not None and nodes.isdigit() and int(nodes) != got.nodes) or \
+                got.nodes * gpn < got.workers * got.gpus_per_worker:
+            out.append(Diagnostic(source, 0, 0, f"row ({row_label(row)}): the rendered recipe "
+                                  f"puts {role} on {got.nodes} node(s) of {gpn} GPUs, the row "
+                                  f"needs {nodes or 'room for'} {got.workers} x TP"
+                                  f"{got.gpus_per_worker}", "fix the template's resources",
+                                  "row-fit"))
     return out
 
 

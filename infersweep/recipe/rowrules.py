@@ -16,26 +16,30 @@ then PARALLEL_ARGS+=(--enable-tbo)``). A template declares them instead, so that
 
 Rules apply in order; each whose ``when`` holds (every condition; ``any:`` one of a list)
 sets its dotted paths (``null`` removes the key) or refuses the row with its message. A
-condition is a row field (``tp``, ``ep``, ``dp-attn``, ``spec-decoding``, ``isl``, ...) or
-``conc`` compared with a value, or with ``min``/``max``/``in``/``not``. A value may hold
-``{{ row.FIELD }}``, ``{{ row.conc }}`` and products such as ``{{ row.isl * row.tp }}``.
+condition is a row field (``tp``, ``ep``, ``dp-attn``, ``spec-decoding``, ``isl``,
+``prefill.tp``, the derived ``gpu`` and ``setting.NAME``, see ``rowexpr``) or ``conc``
+compared with a value, or with ``min``/``max``/``in``/``not``. A value may hold
+``{{ row.FIELD }}``, ``{{ row.conc }}`` and arithmetic such as ``{{ row.isl * row.tp }}``.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass
 
-from infersweep.diagnostics import Diagnostic, did_you_mean
-from infersweep.recipe.template import PLACEHOLDER, ROW_SETTINGS, as_text, row_fields
+from infersweep.diagnostics import Diagnostic
+from infersweep.recipe import rowexpr
+from infersweep.recipe.template import (
+    PLACEHOLDER,
+    ROW_SETTINGS,
+    as_text,
+    field_problem,
+)
 from infersweep.yamldoc import YamlDoc
 
 SECTION = ROW_SETTINGS
 CONC = "conc"
 OPS = ("min", "max", "in", "not")
-_TERM = r"row\.[A-Za-z][A-Za-z0-9_-]*"
-EXPR = re.compile(rf"^{_TERM}(\s*\*\s*{_TERM})*$")
 
 
 class Refused(Exception):
@@ -55,11 +59,12 @@ class Context:
     conc: int
 
     def get(self, name: str):
-        return self.conc if name == CONC else self.row.get(name)
+        return self.conc if name == CONC else rowexpr.value(self.row, name)
 
 
-def _fields() -> set[str]:
-    return {f for f in row_fields() if "." not in f} | {CONC}
+def _unknown(name: str) -> tuple[str, str] | None:
+    """(message, hint) when a rule cannot read the field ``name``."""
+    return None if name == CONC else field_problem(name)
 
 
 def check(doc: YamlDoc) -> list[Diagnostic]:
@@ -77,7 +82,6 @@ def check(doc: YamlDoc) -> list[Diagnostic]:
         bad((), "row-settings must be a list of rules",
             "each rule is {when: {...}, set: {...}} or {when: {...}, refuse: MESSAGE}")
         return out
-    fields = _fields()
     for i, rule in enumerate(rules):
         if not isinstance(rule, dict):
             bad((i,), "a rule must be a mapping", "{when: {...}, set: {...}}")
@@ -87,7 +91,7 @@ def check(doc: YamlDoc) -> list[Diagnostic]:
                 key=True)
         if ("set" in rule) == ("refuse" in rule):
             bad((i,), "a rule has either 'set' or 'refuse'", "split it into two rules")
-        _check_when(rule.get("when"), (i, "when"), fields, bad)
+        _check_when(rule.get("when"), (i, "when"), bad)
         if "set" in rule:
             sets = rule["set"]
             if not isinstance(sets, dict) or not sets:
@@ -98,21 +102,20 @@ def check(doc: YamlDoc) -> list[Diagnostic]:
                 if not isinstance(path, str) or not all(path.split(".")):
                     bad((i, "set", path), f"'{path}' is not a dotted path", "a.b.c", key=True)
                 for inner in _placeholders(value):
-                    if not EXPR.match(inner):
-                        bad((i, "set", path), f"'{{{{ {inner} }}}}' is not row.FIELD or a "
-                            "product of them", "e.g. {{ row.isl * row.tp }}")
+                    if not rowexpr.is_expression(inner):
+                        bad((i, "set", path), f"'{{{{ {inner} }}}}' is not row.FIELD or "
+                            "arithmetic (*, / rounding up) of fields and numbers",
+                            "e.g. {{ row.isl * row.tp }}")
                         continue
-                    for term in inner.split("*"):
-                        name = term.strip()[len("row."):]
-                        if name not in fields:
-                            bad((i, "set", path), f"'{name}' is not a field of a matrix row",
-                                did_you_mean(name, fields) or "see schemas/matrix-row.schema.json")
+                    for name in rowexpr.fields(inner):
+                        if (problem := _unknown(name)) is not None:
+                            bad((i, "set", path), *problem)
         elif not isinstance(rule.get("refuse"), str) or not rule["refuse"].strip():
             bad((i, "refuse"), "'refuse' must be a message saying why the row cannot run")
     return out
 
 
-def _check_when(when, pointer: tuple, fields: set[str], bad) -> None:
+def _check_when(when, pointer: tuple, bad) -> None:
     if when is None:
         bad(pointer[:-1], "a rule needs 'when'", "use when: {} for a rule that always applies")
         return
@@ -125,12 +128,10 @@ def _check_when(when, pointer: tuple, fields: set[str], bad) -> None:
                 bad((*pointer, name), "'any' must be a non-empty list of conditions")
                 continue
             for j, sub in enumerate(cond):
-                _check_when(sub, (*pointer, name, j), fields, bad)
+                _check_when(sub, (*pointer, name, j), bad)
             continue
-        if name not in fields:
-            bad((*pointer, name), f"'{name}' is not a field of a matrix row",
-                did_you_mean(str(name), fields) or "conditions name row fields or conc",
-                key=True)
+        if (problem := _unknown(str(name))) is not None:
+            bad((*pointer, name), *problem, key=True)
             continue
         if isinstance(cond, dict):
             for op in cond:
@@ -173,16 +174,7 @@ def holds(when: dict, ctx: Context) -> bool:
 
 
 def _evaluate(inner: str, ctx: Context):
-    """``row.a`` is the field's value; ``row.a * row.b`` their product (numbers only)."""
-    values = [ctx.get(term.strip()[len("row."):]) for term in inner.split("*")]
-    if len(values) == 1:
-        return values[0]
-    result = 1
-    for term, value in zip(inner.split("*"), values, strict=True):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"'{term.strip()}' is {value!r}, not a number")
-        result *= value
-    return result
+    return rowexpr.evaluate(inner, ctx.get)
 
 
 def fill(value, ctx: Context):

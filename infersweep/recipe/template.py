@@ -8,11 +8,11 @@ from functools import cache
 from importlib import resources
 
 from infersweep.diagnostics import Diagnostic, did_you_mean
+from infersweep.recipe import rowexpr
 from infersweep.recipe.yamlwalk import Scalar, diag_at, scalars
 from infersweep.yamldoc import YamlDoc
 
 PLACEHOLDER = re.compile(r"\{\{\s*(.*?)\s*\}\}")
-ROW_FIELD = re.compile(r"^row\.([A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*)$")
 
 _CONC_KEY = re.compile(r"(?i)^(max[-_]?)?conc(urrenc(y|ies))?([-_](list|values|mult))?$")
 LOOP = re.compile(r"\bfor\s+(\w+)\s+in\s+([^;\n]*)")
@@ -90,35 +90,57 @@ def placeholders(s: Scalar) -> list[tuple[str, str]]:
     return [(m.group(0), m.group(1)) for m in PLACEHOLDER.finditer(s.text)]
 
 
+def known_field(field: str) -> bool:
+    """A field a template may read: the matrix row's, or one derived from it (rowexpr)."""
+    return (field in row_fields() or field == rowexpr.GPU
+            or (field.startswith(rowexpr.SETTING) and len(field) > len(rowexpr.SETTING)))
+
+
+def field_problem(field: str) -> tuple[str, str] | None:
+    """(message, hint) when a placeholder cannot read ``field``."""
+    if field == "conc" or field.endswith(".conc"):
+        return None  # the caller decides whether the concurrency may be read
+    if not known_field(field):
+        return (f"'{field}' is not a field of a matrix row",
+                did_you_mean(field, row_fields()) or "see schemas/matrix-row.schema.json")
+    if row_fields().get(field) in ("array", "object"):
+        return f"'{field}' is not a single value", "placeholders take strings, numbers or booleans"
+    return None
+
+
 def placeholder_problems(doc: YamlDoc) -> list[Diagnostic]:
-    """Placeholders must name a scalar field of the matrix row, and never its concurrency."""
+    """Placeholders must read scalar fields of the matrix row, and never its concurrency."""
     out = []
-    known = row_fields()
     for s in server_scalars(doc):
         for whole, inner in placeholders(s):
             if s.is_key:
                 out.append(diag_at(doc, s, whole, "a placeholder cannot be a key",
                                    "use placeholders in values only", "template-placeholder"))
                 continue
-            m = ROW_FIELD.match(inner)
-            if not m:
+            if not rowexpr.is_expression(inner):
                 out.append(diag_at(doc, s, whole, f"placeholder '{whole}' is not of the form "
-                                   "{{ row.FIELD }}", "e.g. {{ row.image }}",
+                                   "{{ row.FIELD }} (or a product, or a division rounded up, "
+                                   "of such fields and numbers)", "e.g. {{ row.image }}",
                                    "template-placeholder"))
                 continue
-            field = m.group(1)
-            if field == "conc" or field.endswith(".conc"):
-                out.append(diag_at(doc, s, whole, f"the template holds a concurrency ('{whole}')",
-                                   _CONC_HINT, "template-concurrency"))
-            elif field not in known:
-                out.append(diag_at(doc, s, whole, f"'{field}' is not a field of a matrix row",
-                                   did_you_mean(field, known) or "see schemas/matrix-row.schema.json",
-                                   "template-placeholder"))
-            elif known[field] in ("array", "object"):
-                out.append(diag_at(doc, s, whole, f"'{field}' is not a single value",
-                                   "placeholders take strings, numbers or booleans",
-                                   "template-placeholder"))
+            for field in rowexpr.fields(inner):
+                if field == "conc" or field.endswith(".conc"):
+                    out.append(diag_at(doc, s, whole, "the template holds a concurrency "
+                                       f"('{whole}')", _CONC_HINT, "template-concurrency"))
+                elif (problem := field_problem(field)) is not None:
+                    out.append(diag_at(doc, s, whole, *problem, "template-placeholder"))
     return out
+
+
+def settings_read(doc: YamlDoc) -> frozenset[str]:
+    """The ``additional-settings`` names the template reads (``row.setting.NAME`` in a
+    placeholder, ``setting.NAME`` in a rule's condition): the settings it acts on."""
+    names = set()
+    for s in scalars(doc):
+        found = ([s.text] if s.is_key else
+                 [f for _, inner in placeholders(s) for f in rowexpr.fields(inner)])
+        names.update(f[len(rowexpr.SETTING):] for f in found if f.startswith(rowexpr.SETTING))
+    return frozenset(names)
 
 
 def benchmark_command(doc: YamlDoc) -> list[Diagnostic]:

@@ -112,11 +112,24 @@ def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
                                 f"set 'gpus_per_{role.name}'", rule="topology"))
             continue
         if role.gpus_per_worker > gpn:
+            # SGLang, vLLM and TensorRT-LLM workers may span whole nodes; ATOM's may not
             where = (f"gpus_per_{role.name}" if role.explicit_gpus else f"{role.name}_workers")
-            out.append(doc.diag(("resources", where),
-                                f"a {role.name} worker needs {role.gpus_per_worker} GPUs but a "
-                                f"node has {gpn}", "ATOM runs each worker on one node; use at "
-                                "most gpus_per_node GPUs per worker", rule="topology"))
+            spans = backend.get("type") != "atom" and role.gpus_per_worker % gpn == 0
+            if not spans:
+                hint = ("ATOM runs each worker on one node; use at most gpus_per_node GPUs per "
+                        "worker" if backend.get("type") == "atom" else
+                        "a worker larger than a node takes whole nodes: use a multiple of "
+                        "gpus_per_node")
+                out.append(doc.diag(("resources", where),
+                                    f"a {role.name} worker needs {role.gpus_per_worker} GPUs "
+                                    f"but a node has {gpn}", hint, rule="topology"))
+            elif role.nodes * gpn < role.workers * role.gpus_per_worker:
+                out.append(doc.diag(("resources", f"{role.name}_nodes"),
+                                    f"{role.workers} {role.name} workers of "
+                                    f"{role.gpus_per_worker} GPUs need "
+                                    f"{role.workers * role.gpus_per_worker // gpn} nodes of "
+                                    f"{gpn} GPUs, not {role.nodes}",
+                                    f"raise '{role.name}_nodes'", rule="topology"))
             continue
         shared = role.name == "prefill" and by_name.get("decode") and by_name["decode"].nodes == 0
         need = role.workers

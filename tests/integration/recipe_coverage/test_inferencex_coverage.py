@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 REFUSED_NVIDIA = {"recipe file not found": 164, "CONFIG_FILE is not recipes/<path>": 3,
                   "multi-node: no CONFIG_FILE": 2, "CONFIG_FILE selector problem": 1}
-REFUSED_AMD = {"multi-node: no CONFIG_FILE": 36}
+REFUSED_AMD = {"multi-node: no CONFIG_FILE": 2}  # atom-disagg: no default for it
 
 
 @pytest.fixture(scope="module")
@@ -62,11 +62,14 @@ def run_cli_module():
 def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
     s = report["summary"]
     assert s["rows"] == 768 + 306
-    assert s["rendered"] == 868 and s["rendered-by-source"] == {
-        "srt-slurm": 178, "framework-default": 637, "template": 53}
-    singles = [r for r in report["rows"]
-               if r["outcome"] == "rendered" and r["source"] != "srt-slurm"]
+    assert s["rendered"] == 902 and s["rendered-by-source"] == {
+        "srt-slurm": 178, "framework-default": 671, "template": 53}
+    singles = [r for r in report["rows"] if r["outcome"] == "rendered"
+               and r["source"] != "srt-slurm" and r["framework"] != "sglang-disagg"]
     assert len(singles) == 690  # every single-node row
+    # AMD's disaggregated SGLang rows name no recipe: its framework default renders them
+    assert {r["config-file"] for r in report["rows"] if r["framework"] == "sglang-disagg"} == {
+        "benchmarks/multi_node/srt-slurm/defaults/sglang-disagg.yaml"}
     assert s["refused"] == dict(Counter(REFUSED_NVIDIA) + Counter(REFUSED_AMD))
     assert report["other-scenarios"] == {"agentic-coding": 746}
     missing = report["refusals"]["recipe file not found"]
@@ -77,18 +80,51 @@ def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
 def test_srtctl_accepts_every_rendered_recipe(report, upstream_checkout):
     s = report["summary"]
     # every recipe of a dialect upstream speaks is taken; ATOM's (the fork's) is not tried
-    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (758, 0, 110)
+    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (792, 0, 110)
     assert report["srtctl"]["commit"] == report["srt-slurm"]["commit"]
     assert report["srtctl"]["backends"] == ["mocker", "sglang", "trtllm", "vllm"]
     rendered = [r for r in report["rows"] if r["outcome"] == "rendered"]
     assert Counter(r["framework"] for r in rendered if r["source"] == "srt-slurm") == {
         "dynamo-trt": 136, "dynamo-sglang": 42}
     assert Counter(r["framework"] for r in rendered if r.get("dry-run") == "accepted"
-                   and r["source"] != "srt-slurm") == {"sglang": 343, "vllm": 133, "trt": 104}
+                   and r["source"] != "srt-slurm") == {"sglang": 343, "vllm": 133, "trt": 104,
+                                                       "sglang-disagg": 34}
     assert {r["framework"] for r in rendered if r.get("dry-run") == "not-dry-run"} == {"atom"}
     # the override-file rows: five selectors, each one variant
     selected = {r["config-file"] for r in rendered if ":" in r["config-file"]}
     assert len(selected) == 5
+
+
+@pytest.fixture(scope="module")
+def fallback_report(upstream_checkout, upstream_srtctl, run_cli_module):
+    code, out, err = run_cli_module(
+        "recipe", "coverage", "--config-files", *CATALOGS, "--runner-config", RUNNERS,
+        "--srtctl", upstream_checkout, "--format", "json", "--no-progress",
+        "--missing-recipe", "framework-default")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_a_framework_default_may_stand_in_for_a_missing_recipe(fallback_report):
+    """--missing-recipe framework-default: the rows naming a recipe that exists nowhere render
+    with their framework's disaggregated default, marked as such, and srtctl takes them."""
+    s = fallback_report["summary"]
+    assert s["rendered"] == 1056 and s["rendered-by-source"] == {
+        "srt-slurm": 178, "framework-default": 671, "template": 53,
+        "framework-default-for-missing": 154}
+    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (946, 0, 110)
+    assert s["refused"] == {"unknown setting": 9, "multi-node: no CONFIG_FILE": 4,
+                            "CONFIG_FILE is not recipes/<path>": 3,
+                            "CONFIG_FILE selector problem": 1, "[schema]": 1}
+    stand_ins = [r for r in fallback_report["rows"]
+                 if r.get("source") == "framework-default-for-missing"]
+    assert all(r["replaces"].startswith("recipes/") and r["config-file"].startswith(
+        "benchmarks/multi_node/srt-slurm/defaults/") for r in stand_ins)
+    assert Counter(r["framework"] for r in stand_ins) == {
+        "dynamo-sglang": 82, "dynamo-trt": 44, "dynamo-vllm": 28}
+    # the rows whose vLLM recipes fake MTP acceptance are still refused: a default cannot
+    assert fallback_report["refusals"]["unknown setting"] == {
+        "SYNTHETIC_ACCEPTANCE, SYNTHETIC_ACCEPTANCE_LENGTH": 9}
 
 
 def test_each_catalog_alone(report):
@@ -96,7 +132,7 @@ def test_each_catalog_alone(report):
     rows = report["rows"]
     amd = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] in keys)
     nvidia = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] not in keys)
-    assert amd == {**REFUSED_AMD, "rendered": 270}
+    assert amd == {**REFUSED_AMD, "rendered": 304}
     assert nvidia == {**REFUSED_NVIDIA, "rendered": 598}
 
 

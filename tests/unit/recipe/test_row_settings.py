@@ -103,7 +103,7 @@ def test_points_of_one_row_that_need_two_servers_are_refused():
     ("- {when: {conc: {atleast: 4}}, set: {a.b: 1}}", "unknown comparison 'atleast'"),
     ("- {when: {}, set: {a.b: 1}, refuse: no}", "a rule has either 'set' or 'refuse'"),
     ("- {set: {a.b: 1}}", "a rule needs 'when'"),
-    ("- {when: {}, set: {a.b: '{{ row.isl + row.tp }}'}}", "is not row.FIELD or a product"),
+    ("- {when: {}, set: {a.b: '{{ row.isl - row.tp }}'}}", "is not row.FIELD or arithmetic"),
     ("- {when: {conc: {min: high}}, set: {a.b: 1}}", "'min' takes a number"),
     ("{when: {}}", "row-settings must be a list of rules"),
 ])

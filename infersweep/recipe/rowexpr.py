@@ -1,0 +1,114 @@
+"""What a template's ``{{ ... }}`` may say about its row, and its value.
+
+A placeholder is one term or an arithmetic of terms, read left to right::
+
+    {{ row.image }}                                    a field of the row
+    {{ row.prefill.tp }}                               a field of a worker block
+    {{ row.isl * row.tp }}                             a product
+    {{ row.decode.num-worker * row.decode.tp / 8 }}    ``/`` divides rounding up
+    {{ row.setting.DECODE_MTP_SIZE + 1 }}              a sum
+
+A term is ``row.FIELD`` or a whole number; ``*``, ``/`` and ``+`` apply in the order written. Besides the matrix row's own fields a template
+may read two that are derived from it:
+
+- ``row.gpu``: the GPU of the runner label as InferenceX names its scripts (``gb200-nv`` ->
+  ``gb200``), so a template can say what a node of that GPU holds;
+- ``row.setting.NAME``: the value of ``NAME=...`` in the row's prefill or decode
+  ``additional-settings`` (a number when it reads as one). A template that names a setting
+  acts on it, so a row carrying it is not refused as carrying an unknown setting.
+
+``/`` rounds up because what it computes is a count of whole things: nodes for the GPUs of
+some workers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+ROLES = ("prefill", "decode")
+GPU = "gpu"
+SETTING = "setting."
+_FIELD = r"[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*"
+_TERM = rf"(?:row\.{_FIELD}|\d+)"
+EXPR = re.compile(rf"^{_TERM}(?:\s*[*/+]\s*{_TERM})*$")
+_TOKEN = re.compile(rf"row\.({_FIELD})|(\d+)|([*/+])")
+
+
+def gpu_of(runner: str) -> str:
+    """The GPU of a runner label as InferenceX's script names spell it (``mi355x-disagg`` ->
+    ``mi355x``)."""
+    return runner.split("-", 1)[0]
+
+
+def fields(inner: str) -> list[str]:
+    """The row fields an expression names (``row.`` left off)."""
+    return [m.group(1) for m in _TOKEN.finditer(inner) if m.group(1)]
+
+
+def is_expression(inner: str) -> bool:
+    return bool(EXPR.match(inner))
+
+
+def settings_of(row: dict) -> dict[str, str]:
+    """``NAME -> value`` of every ``NAME=value`` in the row's worker blocks (prefill first)."""
+    out: dict[str, str] = {}
+    for role in ROLES:
+        block = row.get(role)
+        for item in (block.get("additional-settings") or []) if isinstance(block, dict) else []:
+            name, _, value = str(item).partition("=")
+            out.setdefault(name, value)
+    return out
+
+
+def _number(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def value(row: dict, name: str):
+    """The row's value of ``name`` (a field, a dotted field of a block, or a derived one);
+    None when the row has none."""
+    if name == GPU:
+        return gpu_of(str(row.get("runner"))) if row.get("runner") is not None else None
+    if name.startswith(SETTING):
+        found = settings_of(row).get(name[len(SETTING):])
+        return None if found is None else _number(found)
+    node = row
+    for part in name.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def evaluate(inner: str, get):
+    """The value of an expression, ``get(field)`` giving each field's value. A single term
+    keeps its type; arithmetic takes numbers (raises ValueError naming the term that is not)."""
+    tokens = [(m.group(1), m.group(2), m.group(3)) for m in _TOKEN.finditer(inner)]
+    result, op = None, None
+    for name, number, operator in tokens:
+        if operator:
+            op = operator
+            continue
+        term = get(name) if name else int(number)
+        if len(tokens) == 1:
+            return term
+        if isinstance(term, bool) or not isinstance(term, (int, float)):
+            raise ValueError(f"'{('row.' + name) if name else number}' is {term!r}, "
+                             "not a number")
+        if result is None:
+            result = term
+        elif op == "*":
+            result *= term
+        elif op == "+":
+            result += term
+        else:
+            if term == 0:
+                raise ValueError(f"'{inner}' divides by zero")
+            result = math.ceil(result / term)
+    return result
