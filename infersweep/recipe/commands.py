@@ -31,8 +31,9 @@ MISSING_OPTION = click.option(
     "--missing-recipe", "missing", type=click.Choice([lookup.REFUSE, lookup.FALLBACK]),
     default=lookup.REFUSE, show_default=True,
     help="A multi-node row whose CONFIG_FILE exists neither here nor in the checkout: refuse "
-         "it, or render its framework's default (benchmarks/multi_node/srt-slurm/defaults/) "
-         "in its place, recorded as standing in for the named file.")
+         "it (as a launch does), or render its framework's default "
+         "(benchmarks/multi_node/srt-slurm/defaults/) in its place, marked as standing in "
+         "for the named file: what the rows would run without their tuned recipes.")
 
 
 @click.group()

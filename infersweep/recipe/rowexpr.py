@@ -8,8 +8,8 @@ A placeholder is one term or an arithmetic of terms, read left to right::
     {{ row.decode.num-worker * row.decode.tp / 8 }}    ``/`` divides rounding up
     {{ row.setting.DECODE_MTP_SIZE + 1 }}              a sum
 
-A term is ``row.FIELD`` or a whole number; ``*``, ``/`` and ``+`` apply in the order written. Besides the matrix row's own fields a template
-may read two that are derived from it:
+A term is ``row.FIELD`` or a whole number; ``*``, ``/`` and ``+`` apply in the order
+written. Besides the matrix row's own fields a template may read two derived from it:
 
 - ``row.gpu``: the GPU of the runner label as InferenceX names its scripts (``gb200-nv`` ->
   ``gb200``), so a template can say what a node of that GPU holds;
@@ -26,7 +26,8 @@ from __future__ import annotations
 import math
 import re
 
-ROLES = ("prefill", "decode")
+from infersweep.recipe import settings
+
 GPU = "gpu"
 SETTING = "setting."
 _FIELD = r"[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*"
@@ -50,17 +51,6 @@ def is_expression(inner: str) -> bool:
     return bool(EXPR.match(inner))
 
 
-def settings_of(row: dict) -> dict[str, str]:
-    """``NAME -> value`` of every ``NAME=value`` in the row's worker blocks (prefill first)."""
-    out: dict[str, str] = {}
-    for role in ROLES:
-        block = row.get(role)
-        for item in (block.get("additional-settings") or []) if isinstance(block, dict) else []:
-            name, _, value = str(item).partition("=")
-            out.setdefault(name, value)
-    return out
-
-
 def _number(text: str):
     for kind in (int, float):
         try:
@@ -76,8 +66,8 @@ def value(row: dict, name: str):
     if name == GPU:
         return gpu_of(str(row.get("runner"))) if row.get("runner") is not None else None
     if name.startswith(SETTING):
-        found = settings_of(row).get(name[len(SETTING):])
-        return None if found is None else _number(found)
+        found = settings.of_row(row).get(name[len(SETTING):])
+        return None if found is None else _number(found[1])
     node = row
     for part in name.split("."):
         if not isinstance(node, dict) or part not in node:
