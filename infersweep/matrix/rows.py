@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_FLOOR, Decimal
 
 from infersweep.diagnostics import InputError
@@ -12,7 +13,17 @@ CONTEXT_HEADROOM = 256  # max-model-len = isl + osl + headroom
 AGENTIC_DURATION_S = 3600
 DRAM_CAP_MIB = 2_861_022  # InferenceX's cap on usable CPU DRAM per node
 
+_SHA = re.compile(r"[0-9a-f]{40}")
 IDENTITY = ("image", "model", "model-prefix", "precision", "framework")
+
+
+def engine_revision(row: dict) -> str | None:
+    """The engine revision a row pins, which its results must report: the AToMesh router's
+    commit (``router: {name: atomesh, version: <40-hex sha>}``). Other routers' versions are
+    release names that no result carries, so nothing is expected of them."""
+    router = row.get("router") or {}
+    version = str(router.get("version") or "")
+    return version if router.get("name") == "atomesh" and _SHA.fullmatch(version) else None
 
 
 def seq_name(isl: int, osl: int) -> str:

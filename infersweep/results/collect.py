@@ -19,6 +19,7 @@ from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
 from infersweep.matrix.rows import concs as row_concs
+from infersweep.matrix.rows import engine_revision
 from infersweep.results import fastschema, plausible, process, sources
 
 AGGREGATE_VERSION = 1
@@ -62,7 +63,7 @@ def _expected_of(point: process.Point) -> dict:
             "osl": int(row.get("osl", point.entry["osl"])),
             "scale_down": point.manifest["scale-down"], "conc": point.entry["conc"],
             "image": row.get("image"),
-            "engine_revision": (row.get("router") or {}).get("version"),
+            "engine_revision": engine_revision(row),
             "recipe_fingerprint": point.fingerprint}
 
 

@@ -23,13 +23,13 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch import manifest as manifests
 from infersweep.launch.executor import Executor, Job, JobState, Provenance
 from infersweep.matrix.rows import concs as row_concs
+from infersweep.matrix.rows import engine_revision
 from infersweep.pins.lock import LOCK_PATH, load_lock
 from infersweep.progress import StatusLines
 from infersweep.recipe.render import Rendered, render_row
 from infersweep.sweep.scale import scale
 
 EVAL_DIR = "eval"  # a row's eval output, beside its point results
-SHA = re.compile(r"[0-9a-f]{40}")
 NOT_RUN_RESULTS = Path("logs", "fixed-seq")  # result dir named by a manifest of a row not run
 
 
@@ -82,12 +82,6 @@ def load_previous(paths) -> list[tuple[Path, dict]]:
                                         "manifest file", "manifest"))
         found += [(f, manifests.load(f)) for f in files]
     return found
-
-
-def _atom_revision(row: dict) -> str | None:
-    router = row.get("router") or {}
-    version = str(router.get("version") or "")
-    return version if router.get("name") == "atomesh" and SHA.fullmatch(version) else None
 
 
 def eval_entry(folder: Path, manifest_dir: Path) -> dict:
@@ -182,7 +176,7 @@ class Sweep:
     def _provenance(self, plan: Planned) -> Provenance:
         return Provenance(config_key=plan.key, image=plan.row.get("image"),
                           srt_slurm_commit=self.srt_slurm_commit,
-                          atom_revision=_atom_revision(plan.row), run_id=self.run_id,
+                          atom_revision=engine_revision(plan.row), run_id=self.run_id,
                           attempt=self.attempt)
 
     def _finish(self, plan: Planned, manifest: dict) -> dict:
