@@ -106,16 +106,9 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
                      f"the row puts {role} on {nodes} node(s), the template on {tpl.nodes}")
         role_cfg = config.get(role) if isinstance(config, dict) else None
         if isinstance(role_cfg, dict):
-            for flag, wanted, what in (("enable-dp-attention", bool(w.get("dp-attn")),
-                                        "data-parallel attention"),
-                                       ("enable-expert-parallel", (w.get("ep") or 1) > 1,
-                                        "expert parallelism")):
-                has = role_cfg.get(flag) is True
-                if has != wanted:
-                    pointer = ("backend", "atom_config", role) + ((flag,) if has else ())
-                    tmpl_err(pointer, f"the row {'asks for' if wanted else 'does not use'} "
-                             f"{what} on {role} but the template "
-                             f"{'does not set' if wanted else 'sets'} '{flag}'", key=has)
+            for flag, has, message in _atom_flag_mismatches(w, role, role_cfg):
+                pointer = ("backend", "atom_config", role) + ((flag,) if has else ())
+                tmpl_err(pointer, message, key=has)
             ctx = role_cfg.get("max-model-len")
             need = row.get("max-model-len") or (row.get("isl", 0) + row.get("osl", 0))
             if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx < need:
@@ -138,6 +131,21 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
     return out
 
 
+def _atom_flag_mismatches(w: dict, role: str, role_cfg: dict) -> list[tuple[str, bool, str]]:
+    """(flag, set?, message) for each ATOM flag that says otherwise than the row's worker."""
+    out = []
+    for flag, wanted, what in (("enable-dp-attention", bool(w.get("dp-attn")),
+                                "data-parallel attention"),
+                               ("enable-expert-parallel", (w.get("ep") or 1) > 1,
+                                "expert parallelism")):
+        has = role_cfg.get(flag) is True
+        if has != wanted:
+            out.append((flag, has, f"the row {'asks for' if wanted else 'does not use'} {what} "
+                        f"on {role} but the template {'does not set' if wanted else 'sets'} "
+                        f"'{flag}'"))
+    return out
+
+
 def check_rendered(row: dict, data: dict, source: str) -> list[Diagnostic]:
     """The rendered recipe runs the row's disaggregated topology: its workers, their GPUs,
     and nodes enough for them (the row's PREFILL_NODES/DECODE_NODES when it sets them). The
@@ -149,8 +157,13 @@ def check_rendered(row: dict, data: dict, source: str) -> list[Diagnostic]:
     out = []
     by_name = {r.name: r for r in topology.roles(res)}
     gpn = _int(res.get("gpus_per_node")) or 0
+    config = (data.get("backend") or {}).get("atom_config") or {}
     for role in ("prefill", "decode"):
         w, got = row.get(role) or {}, by_name.get(role)
+        if isinstance(config, dict) and isinstance(config.get(role), dict):
+            out += [Diagnostic(source, 0, 0, f"row ({row_label(row)}): the rendered recipe: "
+                               f"{message}", "fix the template's row-settings", "row-fit")
+                    for _, _, message in _atom_flag_mismatches(w, role, config[role])]
         want = (w.get("num-worker"), w.get("tp"))
         if got is None or (got.workers, got.gpus_per_worker) != want:
             have = "none" if got is None else f"{got.workers} x {got.gpus_per_worker} GPUs"

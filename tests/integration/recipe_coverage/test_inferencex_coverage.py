@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 REFUSED_NVIDIA = {"recipe file not found": 164, "CONFIG_FILE is not recipes/<path>": 3,
                   "multi-node: no CONFIG_FILE": 2, "CONFIG_FILE selector problem": 1}
-REFUSED_AMD = {"multi-node: no CONFIG_FILE": 2}  # atom-disagg: no default for it
+REFUSED_AMD: dict[str, int] = {}  # every AMD row renders
 
 
 @pytest.fixture(scope="module")
@@ -62,14 +62,16 @@ def run_cli_module():
 def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
     s = report["summary"]
     assert s["rows"] == 768 + 306
-    assert s["rendered"] == 902 and s["rendered-by-source"] == {
-        "srt-slurm": 178, "framework-default": 671, "template": 53}
+    assert s["rendered"] == 904 and s["rendered-by-source"] == {
+        "srt-slurm": 178, "framework-default": 673, "template": 53}
     singles = [r for r in report["rows"] if r["outcome"] == "rendered"
-               and r["source"] != "srt-slurm" and r["framework"] != "sglang-disagg"]
+               and r["source"] != "srt-slurm" and not r["framework"].endswith("-disagg")]
     assert len(singles) == 690  # every single-node row
-    # AMD's disaggregated SGLang rows name no recipe: its framework default renders them
-    assert {r["config-file"] for r in report["rows"] if r["framework"] == "sglang-disagg"} == {
-        "benchmarks/multi_node/srt-slurm/defaults/sglang-disagg.yaml"}
+    # AMD's disaggregated SGLang and ATOM rows name no recipe: their framework defaults
+    # render them
+    for framework in ("sglang-disagg", "atom-disagg"):
+        assert {r["config-file"] for r in report["rows"] if r["framework"] == framework} == {
+            f"benchmarks/multi_node/srt-slurm/defaults/{framework}.yaml"}
     assert s["refused"] == dict(Counter(REFUSED_NVIDIA) + Counter(REFUSED_AMD))
     assert report["other-scenarios"] == {"agentic-coding": 746}
     missing = report["refusals"]["recipe file not found"]
@@ -80,7 +82,7 @@ def test_every_fixed_seq_len_row_is_rendered_or_refused_with_its_reason(report):
 def test_srtctl_accepts_every_rendered_recipe(report, upstream_checkout):
     s = report["summary"]
     # every recipe of a dialect upstream speaks is taken; ATOM's (the fork's) is not tried
-    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (792, 0, 110)
+    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (792, 0, 112)
     assert report["srtctl"]["commit"] == report["srt-slurm"]["commit"]
     assert report["srtctl"]["backends"] == ["mocker", "sglang", "trtllm", "vllm"]
     rendered = [r for r in report["rows"] if r["outcome"] == "rendered"]
@@ -89,7 +91,7 @@ def test_srtctl_accepts_every_rendered_recipe(report, upstream_checkout):
     assert Counter(r["framework"] for r in rendered if r.get("dry-run") == "accepted"
                    and r["source"] != "srt-slurm") == {"sglang": 343, "vllm": 133, "trt": 104,
                                                        "sglang-disagg": 34}
-    assert {r["framework"] for r in rendered if r.get("dry-run") == "not-dry-run"} == {"atom"}
+    assert {r["framework"] for r in rendered if r.get("dry-run") == "not-dry-run"} == {"atom", "atom-disagg"}
     # the override-file rows: five selectors, each one variant
     selected = {r["config-file"] for r in rendered if ":" in r["config-file"]}
     assert len(selected) == 5
@@ -109,11 +111,11 @@ def test_a_framework_default_may_stand_in_for_a_missing_recipe(fallback_report):
     """--missing-recipe framework-default: the rows naming a recipe that exists nowhere render
     with their framework's disaggregated default, marked as such, and srtctl takes them."""
     s = fallback_report["summary"]
-    assert s["rendered"] == 1056 and s["rendered-by-source"] == {
-        "srt-slurm": 178, "framework-default": 671, "template": 53,
+    assert s["rendered"] == 1058 and s["rendered-by-source"] == {
+        "srt-slurm": 178, "framework-default": 673, "template": 53,
         "framework-default-for-missing": 154}
-    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (946, 0, 110)
-    assert s["refused"] == {"unknown setting": 9, "multi-node: no CONFIG_FILE": 4,
+    assert (s["accepted"], s["rejected"], s["not-dry-run"]) == (946, 0, 112)
+    assert s["refused"] == {"unknown setting": 9, "multi-node: no CONFIG_FILE": 2,
                             "CONFIG_FILE is not recipes/<path>": 3,
                             "CONFIG_FILE selector problem": 1, "[schema]": 1}
     stand_ins = [r for r in fallback_report["rows"]
@@ -132,7 +134,7 @@ def test_each_catalog_alone(report):
     rows = report["rows"]
     amd = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] in keys)
     nvidia = Counter(r.get("reason") or "rendered" for r in rows if r["config-key"] not in keys)
-    assert amd == {**REFUSED_AMD, "rendered": 304}
+    assert amd == {**REFUSED_AMD, "rendered": 306}
     assert nvidia == {**REFUSED_NVIDIA, "rendered": 598}
 
 

@@ -128,8 +128,43 @@ def test_a_framework_without_a_default_is_refused_naming_those_that_have_one():
     with pytest.raises(refusal.RowRefused) as exc:
         render_row(row, REPO)
     assert exc.value.reason == refusal.NO_CONFIG_FILE
-    assert "multi-node defaults exist for dynamo-sglang, dynamo-trt, dynamo-vllm, " \
-           "sglang-disagg" in str(exc.value)
+    assert "multi-node defaults exist for atom-disagg, dynamo-sglang, dynamo-trt, " \
+           "dynamo-vllm, sglang-disagg" in str(exc.value)
+
+
+@pytest.mark.parametrize("template", ["disagg-1p1d-tp8-8k1k", "disagg-2p1d-dpa-tp8-8k1k"])
+def test_the_atom_default_runs_the_topology_of_the_tuned_templates(template):
+    """InferenceX's AMD catalog has the seed config's two rows without a CONFIG_FILE: the ATOM
+    default gives them the tuned templates' workers, nodes, DP attention and transfer, and
+    ATOM's defaults for the engine settings the templates tune."""
+    tuned_value = f"CONFIG_FILE=recipes/atom/deepseek-v4/mi355x/{template}.yaml"
+    dpa = "dpa" in template
+    row = {**SGLANG_DISAGG, "framework": "atom-disagg", "runner": "mi355x", "model-prefix": "dsv4",
+           "spec-decoding": "none", "kv-p2p-transfer": "mooncake",
+           "router": {"name": "atomesh", "version": "087b82d9c1f630e79149ba37e6213257ec9a76f8"},
+           "prefill": _worker(2 if dpa else 1, 8, f"PREFILL_NODES={2 if dpa else 1}", dpa=dpa),
+           "decode": _worker(1, 8, "DECODE_NODES=1", dpa=dpa)}
+    default = render_row(row, REPO).recipe
+    tuned = render_row({**row, "prefill": {**row["prefill"], "additional-settings": [
+        *row["prefill"]["additional-settings"], tuned_value]}}, REPO).recipe
+    assert default["resources"] == {**tuned["resources"], "gpu_type": "mi355x"}
+    assert default["frontend"]["type"] == tuned["frontend"]["type"] == "atomesh"
+    for key in ("type", "connector", "mooncake_protocol"):
+        assert default["backend"][key] == tuned["backend"][key]
+    for role in ("prefill", "decode"):
+        engine = default["backend"]["atom_config"][role]
+        assert engine.get("enable-dp-attention", False) is dpa
+        assert engine["max-model-len"] == tuned["backend"]["atom_config"][role]["max-model-len"]
+    assert default["identity"]["frameworks"]["atomesh"] == row["router"]["version"]
+
+
+def test_the_atom_default_refuses_what_atom_cannot_run():
+    row = {**SGLANG_DISAGG, "framework": "atom-disagg", "router": {"name": "atomesh",
+           "version": "087b82d9c1f630e79149ba37e6213257ec9a76f8"},
+           "kv-p2p-transfer": "mooncake", "decode": _worker(2, 8, "DECODE_NODES=2")}
+    with pytest.raises(refusal.RowRefused) as exc:
+        render_row(row, REPO)  # the row asks for MTP
+    assert "runs no speculative decoding" in str(exc.value)
 
 
 @pytest.mark.parametrize("backend, gpus, nodes, message", [
