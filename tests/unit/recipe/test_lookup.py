@@ -124,8 +124,12 @@ def test_a_framework_with_no_default_is_refused_naming_the_file_to_add(base_row)
 
 
 def test_a_multi_node_row_without_config_file(base_row):
-    with pytest.raises(refusal.RowRefused) as exc:
-        lookup.find(srtcheckout.row(base_row, None), REPO, None, "<row>")
+    row = srtcheckout.row(base_row, None)
+    found = lookup.find(row, REPO, None, "<row>")  # its framework's disaggregated default
+    assert found.source == lookup.DEFAULT
+    assert found.config_file == f"benchmarks/multi_node/srt-slurm/defaults/{row['framework']}.yaml"
+    with pytest.raises(refusal.RowRefused) as exc:  # a framework with none is refused
+        lookup.find({**row, "framework": "tilert"}, REPO, None, "<row>")
     assert exc.value.reason == refusal.NO_CONFIG_FILE
 
 
