@@ -6,6 +6,7 @@ import math
 
 from infersweep.diagnostics import Diagnostic
 from infersweep.recipe import topology
+from infersweep.recipe.topology import as_int
 from infersweep.yamldoc import YamlDoc
 
 _NODES_SETTING = {"prefill": "PREFILL_NODES", "decode": "DECODE_NODES"}
@@ -156,7 +157,7 @@ def check_rendered(row: dict, data: dict, source: str) -> list[Diagnostic]:
         return []
     out = []
     by_name = {r.name: r for r in topology.roles(res)}
-    gpn = _int(res.get("gpus_per_node")) or 0
+    gpn = as_int(res.get("gpus_per_node")) or 0
     config = (data.get("backend") or {}).get("atom_config") or {}
     for role in ("prefill", "decode"):
         w, got = row.get(role) or {}, by_name.get(role)
@@ -182,20 +183,16 @@ def check_rendered(row: dict, data: dict, source: str) -> list[Diagnostic]:
     return out
 
 
-def _int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _check_aggregated(row: dict, res: dict, data: dict, tmpl_err) -> None:
     """A single-node row is one engine of TP x PP GPUs on one node; the template's literal
     numbers (placeholders are the row's by construction) must say the same."""
     agg = [r for r in topology.roles(res) if r.name == "agg"]
     gpus = (row.get("tp") or 1) * (row.get("pp") or 1)
-    gpn = _int(res.get("gpus_per_node"))
-    if agg and _int(res.get("agg_workers")) is not None and agg[0].workers != 1:
+    gpn = as_int(res.get("gpus_per_node"))
+    if agg and as_int(res.get("agg_workers")) is not None and agg[0].workers != 1:
         tmpl_err(("resources", "agg_workers"), f"a single-node row runs one engine, the "
                  f"template has {agg[0].workers} aggregated workers")
-    explicit = _int(res.get("gpus_per_agg"))
+    explicit = as_int(res.get("gpus_per_agg"))
     if explicit is not None and explicit != gpus:
         tmpl_err(("resources", "gpus_per_agg"), f"the row's engine takes {gpus} GPUs "
                  f"(TP{row.get('tp')} x PP{row.get('pp') or 1}), the template's "
@@ -208,7 +205,7 @@ def _check_aggregated(row: dict, res: dict, data: dict, tmpl_err) -> None:
     role_cfg = config.get("aggregated")
     spelling = topology.ENGINES.get(str(backend.get("type")))
     flag = spelling.context if spelling else None
-    ctx = _int(role_cfg.get(flag)) if isinstance(role_cfg, dict) and flag else None
+    ctx = as_int(role_cfg.get(flag)) if isinstance(role_cfg, dict) and flag else None
     need = row.get("max-model-len") or (row.get("isl", 0) + row.get("osl", 0))
     if ctx is not None and ctx < need:
         tmpl_err(("backend", section, "aggregated", flag), f"the context {ctx} is shorter "

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from infersweep.diagnostics import Diagnostic
 from infersweep.recipe import rowfit, settings
+from infersweep.recipe.topology import as_int
 
 DEFAULT_GPUS_PER_NODE = 4
 _HINT = ("point the row's CONFIG_FILE at a recipe with this topology, or change the catalog "
@@ -22,16 +23,12 @@ _HINT = ("point the row's CONFIG_FILE at a recipe with this topology, or change 
 At = Callable[[tuple, str, str], Diagnostic]  # (pointer, message, hint) -> located diagnostic
 
 
-def _int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def gpus_per_worker(res: dict, role: str) -> int | None:
-    gpn = _int(res.get("gpus_per_node", DEFAULT_GPUS_PER_NODE))
+    gpn = as_int(res.get("gpus_per_node", DEFAULT_GPUS_PER_NODE))
     explicit = res.get(f"gpus_per_{role}")
     if explicit is not None:
-        return _int(explicit)
-    nodes, workers = _int(res.get(f"{role}_nodes")), _int(res.get(f"{role}_workers"))
+        return as_int(explicit)
+    nodes, workers = as_int(res.get(f"{role}_nodes")), as_int(res.get(f"{role}_workers"))
     if gpn is None:
         return None
     if nodes and workers:
@@ -63,7 +60,7 @@ def check(row: dict, recipe: dict, at: At, source: str) -> list[Diagnostic]:
         bad(("resources",), f"the row is {kinds[not row.get('disagg')]}, the recipe "
             f"{kinds[not disagg]}")
         return out
-    gpn = _int(res.get("gpus_per_node", DEFAULT_GPUS_PER_NODE))
+    gpn = as_int(res.get("gpus_per_node", DEFAULT_GPUS_PER_NODE))
     want_gpn, problems = settings.number(row, settings.GPUS_PER_NODE, source)
     out += problems
     if want_gpn is not None and want_gpn != gpn:
@@ -73,7 +70,7 @@ def check(row: dict, recipe: dict, at: At, source: str) -> list[Diagnostic]:
         return out  # the row's prefill/decode blocks say nothing about aggregated workers
     for role in settings.ROLES:
         worker = row.get(role) or {}
-        workers = _int(res.get(f"{role}_workers"))
+        workers = as_int(res.get(f"{role}_workers"))
         if worker.get("num-worker") != workers:
             bad(("resources", f"{role}_workers"), f"the row has {worker.get('num-worker')} "
                 f"{role} worker(s), the recipe {workers}")
@@ -86,7 +83,7 @@ def check(row: dict, recipe: dict, at: At, source: str) -> list[Diagnostic]:
                           (settings.WORKERS[role], f"{role}_workers")):
             wanted, problems = settings.number(row, name, source)
             out += problems
-            if wanted is not None and wanted != _int(res.get(key)):
+            if wanted is not None and wanted != as_int(res.get(key)):
                 bad(("resources", key), f"{name}={wanted}, the recipe has {key}: "
                     f"{res.get(key)}")
     return out

@@ -52,19 +52,20 @@ class Role:
                 f"{self.gpus_per_worker} GPUs on {self.nodes} node{'s' if self.nodes != 1 else ''}")
 
 
-def _int(value) -> int | None:
+def as_int(value) -> int | None:
+    """``value`` when it is a whole number (not a bool, not a placeholder string)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def roles(resources: dict) -> list[Role]:
     """The roles a ``resources`` section declares, with srt-slurm's default GPUs per worker."""
-    gpn = _int(resources.get("gpus_per_node")) or 4
+    gpn = as_int(resources.get("gpus_per_node")) or 4
     disagg = "prefill_nodes" in resources or "decode_nodes" in resources
     out = []
     for name in (("prefill", "decode") if disagg else ("agg",)):
-        nodes = _int(resources.get(f"{name}_nodes"))
-        workers = _int(resources.get(f"{name}_workers"))
-        explicit = _int(resources.get(f"gpus_per_{name}"))
+        nodes = as_int(resources.get(f"{name}_nodes"))
+        workers = as_int(resources.get(f"{name}_workers"))
+        explicit = as_int(resources.get(f"gpus_per_{name}"))
         if nodes is None or workers is None:
             continue
         gpus = explicit if explicit is not None else (nodes * gpn // workers if workers else 0)
@@ -78,7 +79,7 @@ def check(doc: YamlDoc, data: dict) -> list[Diagnostic]:
     if not isinstance(res, dict):
         return []
     out: list[Diagnostic] = []
-    gpn = _int(res.get("gpus_per_node"))
+    gpn = as_int(res.get("gpus_per_node"))
     disagg = "prefill_nodes" in res or "decode_nodes" in res
     agg = "agg_nodes" in res or "agg_workers" in res
     if disagg and agg:
