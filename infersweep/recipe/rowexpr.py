@@ -33,6 +33,7 @@ SETTING = "setting."
 _FIELD = r"[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*"
 _TERM = rf"(?:row\.{_FIELD}|\d+)"
 EXPR = re.compile(rf"^{_TERM}(?:\s*[*/+]\s*{_TERM})*$")
+FORMS = "arithmetic (*, + and / rounding up) of row fields and whole numbers"  # for messages
 _TOKEN = re.compile(rf"row\.({_FIELD})|(\d+)|([*/+])")
 
 

@@ -104,8 +104,7 @@ def check(doc: YamlDoc) -> list[Diagnostic]:
                 for inner in _placeholders(value):
                     if not rowexpr.is_expression(inner):
                         bad((i, "set", path), f"'{{{{ {inner} }}}}' is not row.FIELD or "
-                            "arithmetic (*, / rounding up) of fields and numbers",
-                            "e.g. {{ row.isl * row.tp }}")
+                            f"{rowexpr.FORMS}", "e.g. {{ row.isl * row.tp }}")
                         continue
                     for name in rowexpr.fields(inner):
                         if (problem := _unknown(name)) is not None:

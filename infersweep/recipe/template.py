@@ -119,9 +119,8 @@ def placeholder_problems(doc: YamlDoc) -> list[Diagnostic]:
                 continue
             if not rowexpr.is_expression(inner):
                 out.append(diag_at(doc, s, whole, f"placeholder '{whole}' is not of the form "
-                                   "{{ row.FIELD }} (or a product, or a division rounded up, "
-                                   "of such fields and numbers)", "e.g. {{ row.image }}",
-                                   "template-placeholder"))
+                                   f"{{{{ row.FIELD }}}} or {rowexpr.FORMS}",
+                                   "e.g. {{ row.image }}", "template-placeholder"))
                 continue
             for field in rowexpr.fields(inner):
                 if field == "conc" or field.endswith(".conc"):
