@@ -97,9 +97,8 @@ def known_field(field: str) -> bool:
 
 
 def field_problem(field: str) -> tuple[str, str] | None:
-    """(message, hint) when a placeholder cannot read ``field``."""
-    if field == "conc" or field.endswith(".conc"):
-        return None  # the caller decides whether the concurrency may be read
+    """(message, hint) when a placeholder cannot read ``field`` (the concurrency is the
+    caller's to allow or refuse before asking)."""
     if not known_field(field):
         return (f"'{field}' is not a field of a matrix row",
                 did_you_mean(field, row_fields()) or "see schemas/matrix-row.schema.json")

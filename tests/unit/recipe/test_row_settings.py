@@ -100,6 +100,7 @@ def test_points_of_one_row_that_need_two_servers_are_refused():
 
 @pytest.mark.parametrize("rules, expect", [
     ("- {when: {tpp: 1}, set: {a.b: 1}}", "'tpp' is not a field of a matrix row"),
+    ("- {when: {prefill.conc: 4}, set: {a.b: 1}}", "'prefill.conc' is not a field"),
     ("- {when: {conc: {atleast: 4}}, set: {a.b: 1}}", "unknown comparison 'atleast'"),
     ("- {when: {}, set: {a.b: 1}, refuse: no}", "a rule has either 'set' or 'refuse'"),
     ("- {set: {a.b: 1}}", "a rule needs 'when'"),
