@@ -163,10 +163,10 @@ def find(row: dict, repo: Path, srt_slurm: Path | None, source: str, *,
         default = multi_default(row, repo)
         if default is None:
             first = exc.diagnostics[0]
-            raise refusal.RowRefused(Diagnostic(
-                first.path, first.line, first.col, first.message,
-                f"{first.hint}, or add a default for framework '{row.get('framework')}' "
-                f"({_defaults_hint(repo)})", first.rule), exc.reason, exc.detail) from None
+            hint = (f"{first.hint}, or add a default for framework '{row.get('framework')}' "
+                    f"({_defaults_hint(repo)})")
+            raise refusal.RowRefused(replace(first, hint=hint), exc.reason,
+                                     exc.detail) from None
         return default
     path, selector = overrides.split(value)
     if selector is not None and not overrides.valid_selector(selector):
