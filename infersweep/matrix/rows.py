@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from decimal import ROUND_FLOOR, Decimal
 
 from infersweep.diagnostics import InputError
+from infersweep.gitexec import FULL_SHA
 
 SEQ_FAMILIES = {"1k1k": (1024, 1024), "8k1k": (8192, 1024)}
 _FAMILY_BY_LENS = {v: k for k, v in SEQ_FAMILIES.items()}
@@ -13,7 +13,6 @@ CONTEXT_HEADROOM = 256  # max-model-len = isl + osl + headroom
 AGENTIC_DURATION_S = 3600
 DRAM_CAP_MIB = 2_861_022  # InferenceX's cap on usable CPU DRAM per node
 
-_SHA = re.compile(r"[0-9a-f]{40}")
 IDENTITY = ("image", "model", "model-prefix", "precision", "framework")
 
 
@@ -23,7 +22,7 @@ def engine_revision(row: dict) -> str | None:
     release names that no result carries, so nothing is expected of them."""
     router = row.get("router") or {}
     version = str(router.get("version") or "")
-    return version if router.get("name") == "atomesh" and _SHA.fullmatch(version) else None
+    return version if router.get("name") == "atomesh" and FULL_SHA.fullmatch(version) else None
 
 
 def seq_name(isl: int, osl: int) -> str:
