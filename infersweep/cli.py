@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "store": "infersweep.store.commands:store",
     "report": "infersweep.report.commands:report",
     "replay": "infersweep.replay.commands:replay",
+    "agentic": "infersweep.agentic.commands:agentic",
 }
 
 
