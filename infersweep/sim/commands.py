@@ -65,6 +65,31 @@ def model_options(f):
         click.option("--eval-hang-rate", type=fraction(), default=0.0,
                      help="Fraction of answers from the key whose stream stops mid-way and "
                           "never ends (a stalled eval request)."),
+        # the KV model (infersweep/sim/kvcache.py); all off by default
+        click.option("--enable-prefix-caching", is_flag=True,
+                     help="Reuse the KV of prompt pages seen before (a prefix cache per DP "
+                          "rank); usage then reports prompt_tokens_details.cached_tokens."),
+        click.option("--page-size", type=POSITIVE_INT, default=16, show_default=True,
+                     help="Tokens per KV page (vLLM --block-size, SGLang --page-size); only "
+                          "full pages are cached."),
+        click.option("--kv-pool-tokens", type=NON_NEGATIVE_INT, default=0, show_default=True,
+                     help="KV pool per DP rank, in tokens (0: unlimited). Requests wait for "
+                          "pages, unreferenced cached pages are evicted LRU, and running "
+                          "requests that outgrow it preempt the newest one."),
+        click.option("--cpu-offload-gb", type=non_negative_float(), default=0.0,
+                     show_default=True,
+                     help="CPU-DRAM KV tier per DP rank, GB (needs --enable-prefix-caching "
+                          "and --kv-pool-tokens): evicted pages go there and are loaded back "
+                          "on a hit."),
+        click.option("--offload-gbps", type=positive_float(), default=25.0, show_default=True,
+                     help="CPU tier -> GPU load bandwidth, GB/s (a hit's transfer delays "
+                          "that request's prefill)."),
+        click.option("--dp-routing", type=click.Choice(["least-loaded", "session"]),
+                     default="least-loaded", show_default=True,
+                     help="How a request picks its DP rank: the least-loaded one, or "
+                          "'session': a consistent hash of its session header "
+                          "(X-SMG-Routing-Key, X-Session-ID, X-Dynamo-Session-ID, "
+                          "X-Correlation-ID; least-loaded without one)."),
     ]
     for o in reversed(opts):
         f = o(f)
@@ -87,6 +112,11 @@ def _build_config(role: str, max_num_seqs: int, kw: dict):
         raise InputError("--prefill-tps must be positive")
     if (kw["fixed_ttft_ms"] is None) != (kw["fixed_itl_ms"] is None):
         raise InputError("--fixed-ttft-ms and --fixed-itl-ms go together")
+    kv = _kv_config(kw)
+    if kv.enabled and kw["fixed_itl_ms"] is not None:
+        raise InputError("the fixed schedule (--fixed-ttft-ms/--fixed-itl-ms) has no KV model: "
+                         "drop --enable-prefix-caching and --kv-pool-tokens, or the fixed "
+                         "schedule")
     key = None
     if kw["eval_answer_key"]:
         key = AnswerKey(kw["eval_answer_key"], kw["eval_accuracy"], kw["eval_seed"])
@@ -97,13 +127,40 @@ def _build_config(role: str, max_num_seqs: int, kw: dict):
                           decode_per_seq_ms=kw["decode_per_seq_ms"], max_num_seqs=max_num_seqs,
                           max_num_batched_tokens=kw["max_num_batched_tokens"],
                           stream_interval=kw["stream_interval"],
-                          fixed_ttft_ms=kw["fixed_ttft_ms"], fixed_itl_ms=kw["fixed_itl_ms"]),
+                          fixed_ttft_ms=kw["fixed_ttft_ms"], fixed_itl_ms=kw["fixed_itl_ms"],
+                          kv=kv),
+        dp_routing=kw["dp_routing"],
         faults=FaultConfig(fail_rate=kw["fail_rate"], midstream_error_rate=kw["midstream_error_rate"],
                            drop_rate=kw["drop_rate"], hang_rate=kw["hang_rate"],
                            eval_hang_rate=kw["eval_hang_rate"],
                            omit_usage=kw["omit_usage"], sse_comments=kw["sse_comments"],
                            crlf=kw["crlf"], seed=kw["fault_seed"]),
         answer_key=key)
+
+
+def _kv_config(kw: dict):
+    """The KV model of ``kw``'s cache flags; combinations that cannot work are refused."""
+    from infersweep.diagnostics import InputError
+    from infersweep.sim.kvcache import KVConfig
+
+    page, pool, cpu_gb = kw["page_size"], kw["kv_pool_tokens"], kw["cpu_offload_gb"]
+    if pool and pool < page:
+        raise InputError(f"--kv-pool-tokens {pool} holds no page of --page-size {page}")
+    cpu_tokens = 0
+    if cpu_gb > 0:
+        if not kw["enable_prefix_caching"] or not pool:
+            raise InputError("--cpu-offload-gb needs --enable-prefix-caching and "
+                             "--kv-pool-tokens (pages reach the CPU tier when the GPU pool "
+                             "evicts them)")
+        if kw["kv_bytes_per_token"] <= 0:
+            raise InputError("--cpu-offload-gb needs a positive --kv-bytes-per-token")
+        cpu_tokens = int(cpu_gb * 1e9 // kw["kv_bytes_per_token"])
+        if cpu_tokens < page:
+            raise InputError(f"--cpu-offload-gb {cpu_gb:g} holds no page of {page} tokens at "
+                             f"{kw['kv_bytes_per_token']} bytes per token")
+    return KVConfig(prefix_caching=kw["enable_prefix_caching"], page_size=page, pool_tokens=pool,
+                    cpu_tokens=cpu_tokens, kv_bytes_per_token=kw["kv_bytes_per_token"],
+                    offload_gbps=kw["offload_gbps"])
 
 
 def _forward(kw: dict) -> list[str]:
@@ -138,6 +195,9 @@ def sim():
               help="Serve https with this PEM certificate (chain); needs --tls-key.")
 @click.option("--tls-key", type=click.Path(dir_okay=False), default=None,
               help="PEM private key of --tls-cert.")
+@click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True,
+              help="KV bytes of one token (sizes the CPU tier of --cpu-offload-gb and its "
+                   "load time).")
 @model_options
 def serve_cmd(role, host, port, max_num_seqs, tls_cert, tls_key, **kw):
     """Serve one simulated engine (/v1/completions, /v1/chat/completions, /health, /metrics)."""
@@ -186,8 +246,10 @@ def _server_tls(cert: str | None, key: str | None):
 @click.option("--worker", "worker", multiple=True,
               help="Aggregated worker URL: each request streams from one of them (instead of "
                    "--prefill/--decode).")
-@click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
-              default="round-robin", show_default=True)
+@click.option("--policy", type=click.Choice(["round-robin", "least-loaded", "consistent-hash"]),
+              default="round-robin", show_default=True,
+              help="consistent-hash: a request's session header picks its worker (a hash "
+                   "ring), round-robin for requests without one.")
 @click.option("--kv-base-ms", type=non_negative_float(), default=2.0, show_default=True)
 @click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True)
 @click.option("--kv-gbps", type=positive_float(), default=50.0, show_default=True)
@@ -222,10 +284,11 @@ def router_cmd(host, port, prefill, decode, worker, policy, kv_base_ms, kv_bytes
 @click.option("--prefill-max-num-seqs", type=POSITIVE_INT, default=256, show_default=True)
 @click.option("--decode-max-num-seqs", type=POSITIVE_INT, default=None,
               help="[128 for 1p1d, 2048 for 2p1d, 256 for agg]")
-@click.option("--policy", type=click.Choice(["round-robin", "least-loaded"]),
+@click.option("--policy", type=click.Choice(["round-robin", "least-loaded", "consistent-hash"]),
               default="round-robin", show_default=True)
 @click.option("--kv-base-ms", type=non_negative_float(), default=2.0, show_default=True)
-@click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True)
+@click.option("--kv-bytes-per-token", type=NON_NEGATIVE_INT, default=70000, show_default=True,
+              help="KV bytes of one token: the router's KV transfer and the workers' CPU tier.")
 @click.option("--kv-gbps", type=positive_float(), default=50.0, show_default=True)
 @model_options
 def cluster_cmd(topology, host, port, prefill_max_num_seqs, decode_max_num_seqs, policy,
@@ -240,8 +303,8 @@ def cluster_cmd(topology, host, port, prefill_max_num_seqs, decode_max_num_seqs,
             f"{topology} listens on ports {port}..{port + workers}; the highest TCP port is "
             f"65535 (use at most {65535 - workers})", param_hint="'--port'")
     dmax = decode_max_num_seqs or {"agg": 256, "1p1d": 128, "2p1d": 2048}[topology]
-    _build_config("aggregated", dmax, kw)  # validate once, before starting anything
-    common = _forward(kw)
+    _build_config("aggregated", dmax, dict(kw, kv_bytes_per_token=kv_bytes_per_token))
+    common = [*_forward(kw), "--kv-bytes-per-token", str(kv_bytes_per_token)]
     args = {"aggregated": ["--max-num-seqs", str(dmax), *common],
             "prefill": ["--max-num-seqs", str(prefill_max_num_seqs), *common],
             "decode": ["--max-num-seqs", str(dmax), *common]}

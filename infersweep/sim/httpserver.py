@@ -27,17 +27,21 @@ class Request:
     headers: dict[str, str]
     body: bytes
     arrival_ns: int
+    head: bool = False  # a HEAD request: routed as GET, answered without a body
 
 
 class Responder:
     """Writes one response on a connection; streaming uses chunked transfer encoding."""
 
-    __slots__ = ("conn", "finished", "streaming")
+    __slots__ = ("conn", "finished", "head_only", "streaming")
 
-    def __init__(self, conn: ServerConnection):
+    def __init__(self, conn: ServerConnection, head_only: bool = False):
         self.conn = conn
         self.finished = False
         self.streaming = False
+        # An answer to HEAD has the headers GET would get and never a body: a body would be
+        # read as the start of the next response on a keep-alive connection.
+        self.head_only = head_only
 
     @property
     def alive(self) -> bool:
@@ -48,7 +52,7 @@ class Responder:
             return
         head = (f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}\r\n"
                 f"Content-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n")
-        self.conn.transport.write(head.encode() + body)
+        self.conn.transport.write(head.encode() if self.head_only else head.encode() + body)
         self._done()
 
     def json(self, status: int, obj) -> None:
@@ -63,11 +67,11 @@ class Responder:
 
     def write(self, data: bytes) -> None:
         """One HTTP chunk (one or more whole SSE events)."""
-        if not self.conn.closed:
+        if not self.conn.closed and not self.head_only:
             self.conn.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
 
     def end_stream(self) -> None:
-        if not self.finished and not self.conn.closed:
+        if not self.finished and not self.conn.closed and not self.head_only:
             self.conn.transport.write(b"0\r\n\r\n")
         self._done()
 
@@ -151,8 +155,10 @@ class ServerConnection(asyncio.Protocol):
             body, self._buf = self._buf[:length], self._buf[length:]
             self._head = None
             self._busy = True
-            req = Request(method, path.split("?", 1)[0], headers, body, self._t)
-            self.responder = Responder(self)
+            head = method == "HEAD"
+            req = Request("GET" if head else method, path.split("?", 1)[0], headers, body,
+                          self._t, head)
+            self.responder = Responder(self, head_only=head)
             res = self.handler(req, self.responder)
             if asyncio.iscoroutine(res):
                 asyncio.get_running_loop().create_task(self._guard(res))

@@ -3,7 +3,11 @@
 ``Engine`` models continuous batching: every step decodes one token for each running
 sequence and spends the rest of its token budget on prefill (chunked prefill). Step time is
 ``decode_base + decode_per_seq * batch + prefill_tokens / prefill_tps``, so latency grows with
-load; ``max_num_seqs`` caps admitted sequences and the rest queue. ``Fixed`` is the
+load; ``max_num_seqs`` caps admitted sequences and the rest queue. With a KV model
+(``ModelParams.kv``, see kvcache.py) a request is admitted only when its pages fit, cached
+prompt tokens skip prefill, pages loaded from the CPU tier delay that request's prefill, and
+a running sequence that needs a page when none is free preempts the newest admitted one
+(it goes back to the front of the queue and recomputes later, as vLLM does). ``Fixed`` is the
 ground-truth pacer: every admitted request gets its first token after ``ttft`` and the next
 ones every ``itl`` on absolute deadlines, independent of load. A server with DP ranks runs one
 model per rank, each with these limits.
@@ -12,10 +16,13 @@ model per rank, each with these limits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from infersweep.sim.kvcache import Hold, KVConfig, KVPool
 
 _now = time.monotonic_ns
 
@@ -30,6 +37,7 @@ class ModelParams:
     stream_interval: int = 1
     fixed_ttft_ms: float | None = None
     fixed_itl_ms: float | None = None
+    kv: KVConfig = field(default_factory=KVConfig)
 
 
 class Engine:
@@ -41,6 +49,8 @@ class Engine:
         self._wake = asyncio.Event()
         self.steps = 0
         self.lag_ns_max = 0
+        self.kv = KVPool(p.kv) if p.kv.enabled else None
+        self.preemptions = 0
         self.task = asyncio.get_running_loop().create_task(self._loop())
 
     @property
@@ -55,29 +65,103 @@ class Engine:
 
     def _admit(self) -> None:
         while self.waiting and self.admitted < self.p.max_num_seqs:
-            s = self.waiting.popleft()
+            s = self.waiting[0]
             if s.done:
+                self.waiting.popleft()
                 continue
+            if self.kv is not None and not self._take_pages(s):
+                break  # first come, first served: the head waits until its pages fit
+            self.waiting.popleft()
             s.admit_ns = _now()
             (self.prefilling if s.prefill_left > 0 else self.running).append(s)
+
+    def _take_pages(self, s) -> bool:
+        """Reserve ``s``'s pages; cached tokens shorten its prefill. False: no room yet."""
+        kv = self.kv
+        generated = s.sent + s.pending
+        n = s.prompt_tokens + generated
+        first = s.kv_hold is None  # a preempted request's recompute is not a new lookup
+        hold = Hold(s.page_hashes)
+        remote = s.prefill_left <= 0  # decode role: the prompt's KV came from a prefill worker
+        got = kv.admit(hold, n, count=first and not remote, force=self.admitted == 0,
+                       extra_tokens=1)
+        if got is None:
+            return False
+        s.kv_hold = hold
+        gpu, cpu = got
+        if remote:
+            kv.commit(hold)
+            return True
+        if first:
+            s.cached_tokens = gpu + cpu
+        s.prefill_left = n - gpu - cpu
+        if cpu:
+            s.ready_ns = _now() + int(kv.load_seconds(cpu) * 1e9)
+        return True
+
+    def _release(self, s) -> None:
+        if self.kv is not None and s.kv_hold is not None:
+            self.kv.release(s.kv_hold)
+
+    def _make_room_for_decode(self) -> None:
+        """Every running sequence gets the page its next token needs; when none is free
+        the newest admitted sequence is preempted (possibly the one asking)."""
+        kv = self.kv
+        for s in list(self.running):
+            if s.done or s.kv_hold is None or s.kv_hold.pages == 0:
+                continue  # ended, or preempted earlier in this pass
+            need = s.prompt_tokens + s.sent + s.pending + 1
+            while not kv.grow(s.kv_hold, need, force=self.admitted == 1):
+                victim = max((x for x in (*self.running, *self.prefilling) if not x.done),
+                             key=lambda x: x.admit_ns)
+                self._preempt(victim)
+                if victim is s:
+                    break
+
+    def _preempt(self, s) -> None:
+        if s in self.running:
+            self.running.remove(s)
+        else:
+            self.prefilling.remove(s)
+        self._release(s)
+        s.prefill_left = s.prompt_tokens + s.sent + s.pending  # recomputed on readmission
+        s.ready_ns = 0
+        self.waiting.appendleft(s)
+        self.preemptions += 1
 
     async def _loop(self) -> None:
         p = self.p
         interval = p.stream_interval
+        kv = self.kv
         while True:
             self._admit()
             if not self.running and not self.prefilling:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
+            if kv is not None:
+                self._make_room_for_decode()
             budget = max(0, p.max_num_batched_tokens - len(self.running))
             chunks = []
+            now = _now()
+            loading = 0
             for s in self.prefilling:
                 if budget <= 0:
                     break
+                if s.ready_ns > now:  # its pages are still coming back from the CPU tier
+                    loading = min(loading, s.ready_ns) if loading else s.ready_ns
+                    continue
                 take = min(budget, s.prefill_left)
                 chunks.append((s, take))
                 budget -= take
+            if not self.running and not chunks:
+                if loading:  # only loads in flight: wait for the first, or a new arrival
+                    self._wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), (loading - now) / 1e9)
+                else:  # everything left was preempted: admit again
+                    await asyncio.sleep(0)
+                continue
             ptoks = sum(t for _, t in chunks)
             dur_ms = (p.decode_base_ms + p.decode_per_seq_ms * len(self.running)
                       + 1000.0 * ptoks / p.prefill_tps)
@@ -89,17 +173,22 @@ class Engine:
             still = []
             for s in self.running:
                 if s.done or s.emit(1, interval) is True:
+                    self._release(s)
                     continue
                 still.append(s)
             for s, take in chunks:
                 s.prefill_left -= take
-            newly = []
-            while self.prefilling and self.prefilling[0].prefill_left <= 0:
-                newly.append(self.prefilling.popleft())
+            newly = [s for s in self.prefilling if s.prefill_left <= 0]
+            if newly:
+                self.prefilling = deque(s for s in self.prefilling if s.prefill_left > 0)
             # the prefill step produces each sequence's first token
             for s in newly:
+                if kv is not None and s.kv_hold is not None:
+                    kv.commit(s.kv_hold)
                 if not s.done and not s.emit(1, interval):
                     still.append(s)
+                else:
+                    self._release(s)
             self.running = still
 
 

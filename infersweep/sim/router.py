@@ -5,6 +5,9 @@ disaggregation proxies do), then waits a modelled KV-transfer delay, then stream
 decode worker with ``kv_transfer_params.do_remote_prefill`` so the decode worker skips the
 prompt. Aggregated (``workers``), each request streams from one worker as it is.
 ``/health`` answers 200 only while every expected worker answers its own ``/health``.
+With the ``consistent-hash`` policy a request's session header picks its worker on a hash
+ring (every turn of a session reaches the same worker's prefix cache); session headers are
+passed on to the workers, whose own DP ranks may route on them too.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import orjson
 
 from infersweep.bench.httpconn import HTTPError, Pool, Sink, build_head
 from infersweep.sim.httpserver import Request, Responder, serve
+from infersweep.sim.sessionroute import SESSION_HEADERS, HashRing, session_key
 
 _now = time.monotonic_ns
 
@@ -27,7 +31,7 @@ _now = time.monotonic_ns
 class RouterConfig:
     prefill: list[str] = field(default_factory=list)
     decode: list[str] = field(default_factory=list)
-    policy: str = "round-robin"       # or least-loaded
+    policy: str = "round-robin"       # or least-loaded, consistent-hash
     kv_base_ms: float = 2.0
     kv_bytes_per_token: int = 70_000  # ~ an fp8 KV cache of a large MoE model
     kv_gbps: float = 50.0             # effective transfer bandwidth, GB/s
@@ -87,13 +91,21 @@ class Router:
         self.workers = [Upstream(u) for u in cfg.workers]
         self.upstreams = self.prefill + self.decode + self.workers
         self._rr = {"p": itertools.count(), "d": itertools.count(), "w": itertools.count()}
+        self._rings: dict[int, HashRing] = {}
         self.truth: list[dict] = []
         self.ids = itertools.count()
         self.stats = {"requests": 0, "errors": 0}
 
-    def pick(self, group: list[Upstream], key: str) -> Upstream:
+    def pick(self, group: list[Upstream], key: str, headers: dict | None = None) -> Upstream:
         if self.cfg.policy == "least-loaded":
             return min(group, key=lambda u: u.inflight)
+        if self.cfg.policy == "consistent-hash" and headers:
+            session = session_key(headers)
+            if session is not None:
+                ring = self._rings.get(len(group))
+                if ring is None:
+                    ring = self._rings[len(group)] = HashRing(len(group))
+                return group[ring.target(session)]
         return group[next(self._rr[key]) % len(group)]
 
     @property
@@ -112,10 +124,11 @@ class Router:
         except (HTTPError, TimeoutError):
             u.healthy = False
 
-    async def _call(self, u: Upstream, method: str, path: str, body: bytes, timeout=None):
+    async def _call(self, u: Upstream, method: str, path: str, body: bytes, timeout=None,
+                    extra: dict | None = None):
         sink = Collect()
         conn = await u.pool.acquire()
-        fut = conn.request(build_head(method, u.host, u.port, path, len(body)), body, sink)
+        fut = conn.request(build_head(method, u.host, u.port, path, len(body), extra), body, sink)
         try:
             await (asyncio.wait_for(fut, timeout) if timeout else fut)
         except TimeoutError:
@@ -161,10 +174,11 @@ class Router:
 
     async def generate(self, req: Request, resp: Responder) -> None:
         self.stats["requests"] += 1
+        passed = {k: v for k, v in req.headers.items() if k in SESSION_HEADERS}
         if self.workers:
-            w = self.pick(self.workers, "w")
+            w = self.pick(self.workers, "w", req.headers)
             arrival, sends = req.arrival_ns, []
-            if await self._stream(w, req.path, req.body, resp, sends, "worker"):
+            if await self._stream(w, req.path, req.body, resp, sends, "worker", passed):
                 self.truth.append({"rid": next(self.ids), "arrival_ns": arrival,
                                    "send_ns": sends, "worker": w.url})
             return
@@ -181,10 +195,10 @@ class Router:
         pre.pop("stream_options", None)
         if "max_completion_tokens" in pre:
             pre["max_completion_tokens"] = 1
-        p = self.pick(self.prefill, "p")
+        p = self.pick(self.prefill, "p", req.headers)
         p.inflight += 1
         try:
-            status, pbody = await self._call(p, "POST", req.path, orjson.dumps(pre))
+            status, pbody = await self._call(p, "POST", req.path, orjson.dumps(pre), extra=passed)
         except HTTPError as exc:
             self.stats["errors"] += 1
             return resp.json(502, {"object": "error", "code": 502,
@@ -200,22 +214,24 @@ class Router:
         await asyncio.sleep(delay)
         # 3. decode, streamed back as it arrives
         dec = dict(body, kv_transfer_params={"do_remote_prefill": True, "remote_prefill_worker": p.url})
-        d = self.pick(self.decode, "d")
+        d = self.pick(self.decode, "d", req.headers)
         sends: list[int] = []
         arrival = req.arrival_ns
-        if await self._stream(d, req.path, orjson.dumps(dec), resp, sends, "decode worker"):
+        if await self._stream(d, req.path, orjson.dumps(dec), resp, sends, "decode worker",
+                              passed):
             self.truth.append({"rid": rid, "arrival_ns": arrival, "send_ns": sends,
                                "prompt_tokens": ptoks, "prefill": p.url, "decode": d.url})
 
     async def _stream(self, u: Upstream, path: str, data: bytes, resp: Responder,
-                      sends: list[int], what: str) -> bool:
+                      sends: list[int], what: str, extra: dict | None = None) -> bool:
         """Relay one request's answer from ``u`` to the client as it arrives; False when the
         upstream failed (the client got a 502 or a cut stream)."""
         u.inflight += 1
         relay = Relay(resp, sends)
         try:
             conn = await u.pool.acquire()
-            fut = conn.request(build_head("POST", u.host, u.port, path, len(data)), data, relay)
+            fut = conn.request(build_head("POST", u.host, u.port, path, len(data), extra), data,
+                               relay)
             resp.conn.peer = conn  # let a client disconnect abort the upstream stream
             await fut
             u.pool.release(conn)

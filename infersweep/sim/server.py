@@ -11,7 +11,10 @@ import orjson
 
 from infersweep.sim import faults
 from infersweep.sim.httpserver import Request, Responder, serve
+from infersweep.sim.kvcache import page_hashes
+from infersweep.sim.metrics import metrics_text
 from infersweep.sim.model import Engine, Fixed, ModelParams
+from infersweep.sim.sessionroute import HashRing, session_key
 from infersweep.sim.stream import SimStream
 
 
@@ -22,6 +25,7 @@ class SimConfig:
     max_model_len: int = 16384
     model: ModelParams = field(default_factory=ModelParams)
     dp_size: int = 1  # data-parallel ranks: schedulers, each with the model's limits
+    dp_routing: str = "least-loaded"  # or "session": consistent hash of the session key
     faults: faults.FaultConfig = field(default_factory=faults.FaultConfig)
     keep_truth: bool = True
     answer_key: object | None = None  # evalmode.AnswerKey
@@ -65,6 +69,14 @@ def prompt_of(body: dict, chat: bool) -> tuple[str | None, int]:
     raise ValueError("'prompt' must be a string or a list of token ids")
 
 
+def prompt_token_list(body: dict, text: str | None) -> list:
+    """The prompt as the simulator's tokens: words of the text, or the token ids sent."""
+    if text is not None:
+        return text.split()
+    p = body["prompt"]
+    return p[0] if isinstance(p[0], list) else p
+
+
 def stop_strings(stop) -> list[str]:
     """The request's ``stop`` field as a list (OpenAI: a string, a list of strings, or null)."""
     if stop is None:
@@ -94,6 +106,7 @@ class SimServer:
         kind = Fixed if p.fixed_itl_ms is not None else Engine
         self.ranks = [kind(p) for _ in range(max(1, cfg.dp_size))]
         self._rank_turn = 0
+        self.ring = HashRing(len(self.ranks)) if cfg.dp_routing == "session" else None
         self.truth: list[dict] = []
         self.streams_by_conn: dict = {}
         self.counters = {"requests": 0, "success": 0, "rejected": 0, "failed": 0,
@@ -120,7 +133,7 @@ class SimServer:
                      "max_model_len": self.cfg.max_model_len} for n in self.cfg.served_model_names]
             return resp.json(200, {"object": "list", "data": data})
         if method == "GET" and path == "/metrics":
-            return resp.send(200, self.metrics_text().encode(), "text/plain; version=0.0.4")
+            return resp.send(200, metrics_text(self).encode(), "text/plain; version=0.0.4")
         if method == "GET" and path == "/debug/timings":
             return resp.send(200, b"".join(orjson.dumps(t) + b"\n" for t in self.truth),
                              "application/x-ndjson")
@@ -192,6 +205,10 @@ class SimServer:
                       continuous_usage=bool(opts.get("continuous_usage_stats"))
                       and not self.cfg.faults.omit_usage,
                       stream=stream, words=words, style=style)
+        kv = self.cfg.model.kv
+        if kv.prefix_caching:  # (the fixed pacer has no KV model: the CLI refuses both)
+            s.page_hashes = page_hashes(prompt_token_list(body, text), kv.page_size)
+            s.report_cached = True
         if stream:
             resp.start_stream()
         self.counters["prompt_tokens"] += n_prompt
@@ -201,11 +218,16 @@ class SimServer:
         prefilled = self.cfg.role == "decode" and bool(
             (body.get("kv_transfer_params") or {}).get("do_remote_prefill"))
         s.on_done = self._done
-        self.pick_rank().submit(s, prefilled=prefilled)
+        self.pick_rank(req.headers).submit(s, prefilled=prefilled)
 
-    def pick_rank(self):
-        """The rank with the fewest requests (queued or admitted); ties taken in turn, so
-        equal ranks fill round-robin, as the engines' DP balancers do."""
+    def pick_rank(self, headers: dict[str, str] | None = None):
+        """With session routing, the rank the session key hashes to; otherwise (or for a
+        request without a key) the rank with the fewest requests (queued or admitted),
+        ties taken in turn, so equal ranks fill round-robin, as the engines' DP balancers do."""
+        if self.ring is not None and headers:
+            key = session_key(headers)
+            if key is not None:
+                return self.ranks[self.ring.target(key)]
         n = len(self.ranks)
         start = self._rank_turn
         self._rank_turn = (start + 1) % n
@@ -235,28 +257,39 @@ class SimServer:
                 "waiting": sum(len(e.waiting) + len(e.prefilling) for e in rs),
                 "steps": sum(e.steps for e in rs),
                 "lag_ms_max": max(e.lag_ns_max for e in rs) / 1e6, "dp_size": len(rs),
-                "ranks": [{"admitted": e.admitted, "queued": len(e.waiting)} for e in rs]}
+                "ranks": [_rank_stats(e) for e in rs], "kv": self.kv_stats()}
 
-    def metrics_text(self) -> str:
-        st = self.stats()
-        name = self.cfg.served_model_names[0]
-        lab = f'{{model_name="{name}",role="{self.cfg.role}"}}'
-        rows = [
-            ("vllm:num_requests_running", "gauge", max(0, st["inflight"] - st["waiting"])),
-            ("vllm:num_requests_waiting", "gauge", st["waiting"]),
-            ("vllm:prompt_tokens_total", "counter", st["prompt_tokens"]),
-            ("vllm:generation_tokens_total", "counter", st["generation_tokens"]),
-            ("vllm:request_success_total", "counter", st["success"]),
-            ("infersweep_sim_requests_in_flight", "gauge", st["inflight"]),
-            ("infersweep_sim_requests_in_flight_peak", "gauge", st["peak_inflight"]),
-            ("infersweep_sim_requests_rejected_total", "counter", st["rejected"]),
-            ("infersweep_sim_requests_failed_total", "counter", st["failed"]),
-            ("infersweep_sim_schedule_lag_max_seconds", "gauge", st["lag_ms_max"] / 1000),
-        ]
-        out = []
-        for metric, kind, val in rows:
-            out.append(f"# TYPE {metric} {kind}\n{metric}{lab} {val}")
-        return "\n".join(out) + "\n"
+    def kv_stats(self) -> dict | None:
+        """The KV model's counters summed over ranks (None without a KV model)."""
+        pools = [e.kv for e in self.ranks if getattr(e, "kv", None) is not None]
+        if not pools:
+            return None
+        out = {k: sum(getattr(kp, k) for kp in pools) for k in KV_COUNTERS}
+        out["preemptions"] = sum(e.preemptions for e in self.ranks)
+        cap = [kp.capacity for kp in pools]
+        page = pools[0].page
+        out["prefix_caching"] = pools[0].caching
+        out["page_size"] = page
+        out["pool_tokens"] = None if None in cap else sum(cap) * page
+        out["used_tokens"] = sum(kp.used_pages for kp in pools) * page
+        out["usage"] = (sum(min(kp.used_pages, kp.capacity) for kp in pools) / sum(cap)
+                        if out["pool_tokens"] else 0.0)
+        out["cpu_pool_tokens"] = sum(kp.cpu_capacity for kp in pools) * page
+        out["cpu_used_tokens"] = sum(kp.cpu_used_pages for kp in pools) * page
+        return out
+
+
+KV_COUNTERS = ("queries", "hits", "external_queries", "external_hits", "computed",
+               "pages_offloaded", "pages_loaded")
+
+
+def _rank_stats(e) -> dict:
+    out = {"admitted": e.admitted, "queued": len(e.waiting)}
+    kv = getattr(e, "kv", None)
+    if kv is not None:
+        out.update(kv_usage=kv.usage, kv_hits=kv.hits, kv_queries=kv.queries,
+                   preemptions=e.preemptions)
+    return out
 
 
 async def run_server(cfg: SimConfig, host: str, port: int, ready: asyncio.Event | None = None,

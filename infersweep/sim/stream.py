@@ -33,6 +33,12 @@ class SimStream:
         self.prefill_left = prompt_tokens
         self.pending = 0  # tokens generated but not yet flushed (stream interval > 1)
         self.style = style
+        # the KV model's view of this request (see model.Engine and kvcache.py)
+        self.page_hashes: list[int] = []
+        self.kv_hold = None
+        self.cached_tokens = 0
+        self.report_cached = False  # prefix caching on: usage says how many prompt tokens hit
+        self.ready_ns = 0
         m = orjson.dumps(model).decode()
         if chat:
             self._head = (f'{{"id":"chatcmpl-{rid}","object":"chat.completion.chunk","created":0,'
@@ -71,8 +77,10 @@ class SimStream:
         return b"data: " + self._head + choice + b"]" + usage + b"}\n\n"
 
     def _usage(self, completion: int) -> bytes:
-        return (b',"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d}'
-                % (self.prompt_tokens, self.prompt_tokens + completion, completion))
+        details = (b',"prompt_tokens_details":{"cached_tokens":%d}' % self.cached_tokens
+                   if self.report_cached else b"")
+        return (b',"usage":{"prompt_tokens":%d,"total_tokens":%d,"completion_tokens":%d%b}'
+                % (self.prompt_tokens, self.prompt_tokens + completion, completion, details))
 
     def emit(self, n: int, interval: int = 1) -> bool:
         """Generate ``n`` tokens; flush a chunk every ``interval`` tokens. True when done."""
@@ -119,6 +127,8 @@ class SimStream:
         fin = "stop" if self.words is not None and self.total < self.max_tokens else "length"
         usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.sent,
                  "total_tokens": self.prompt_tokens + self.sent}
+        if self.report_cached:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
         if self.chat:
             return {"id": f"chatcmpl-{self.rid}", "object": "chat.completion", "created": 0,
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
@@ -127,5 +137,8 @@ class SimStream:
                 "choices": [{"index": 0, "text": text, "finish_reason": fin}], "usage": usage}
 
     def truth(self) -> dict:
-        return {"rid": self.rid, "arrival_ns": self.arrival_ns, "send_ns": self.send_ns,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.sent}
+        t = {"rid": self.rid, "arrival_ns": self.arrival_ns, "send_ns": self.send_ns,
+             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.sent}
+        if self.report_cached:
+            t["cached_tokens"] = self.cached_tokens
+        return t
