@@ -8,3 +8,13 @@ import click
 @click.group()
 def agentic():
     """Agentic-coding rows: trace corpora, the pinned replay client, results and gates."""
+
+
+from infersweep.agentic.clientcmds import client  # noqa: E402 - registered on the group above
+
+agentic.add_command(client)
+
+from infersweep.agentic.resultcmds import check, process  # noqa: E402 - results and gates
+
+agentic.add_command(process)
+agentic.add_command(check)

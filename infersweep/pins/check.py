@@ -39,6 +39,7 @@ from pathlib import Path
 
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.pins.lock import LOCK_PATH, Lock, Pin, lock_with_problems
+from infersweep.pins.packages import check_lock
 from infersweep.yamldoc import load_yaml, parse_yaml
 
 SCAN_FILES = ("perf-changelog.yaml",)
@@ -249,6 +250,8 @@ def check(root: str | Path = ".", lock: str | Path | None = None, *, strict: boo
     doc.path = lock_rel
     parsed = lock_with_problems(doc)
     report = Report(parsed, list(parsed.problems))
+    for package in parsed.packages.values():
+        report.problems += check_lock(package, root, lock_rel)
     pins = parsed.valid_pins()
     if not pins:
         return report

@@ -104,6 +104,11 @@ _HINTS = {
                           "credentials in the runner's git configuration",
     "commit-not-found": "push the commit to a branch or, safer, an immutable tag (the lock's "
                         "'ref'), or pin a commit that is published",
+    "changed": "the index now serves another file under the pinned version: do not install "
+               "it; find out why, then pin the new file and regenerate its lock",
+    "not-found": "the pinned version is gone from the index (yanked or deleted): pin a "
+                 "published version and regenerate its lock",
+    "unreachable": "check the package index (pip's configuration) and the network",
 }
 
 
@@ -121,22 +126,36 @@ _HINTS = {
               show_default=True, help="json: the results as a JSON list on stdout.")
 @click.option("--json", "as_json", is_flag=True, hidden=True,
               help="The old spelling of --format json.")
+@click.option("--find-links", "find_links", default=None, metavar="DIR",
+              type=click.Path(file_okay=False, exists=True),
+              help="Look for pinned distributions (packages:) in this folder of wheels only, "
+                   "not on the package index (a mirror, or tests).")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown table here (default: $GITHUB_STEP_SUMMARY).")
-def verify(root, lock, remotes, only, timeout, fmt, as_json, step_summary):
+def verify(root, lock, remotes, only, timeout, find_links, fmt, as_json, step_summary):
     """Prove each pinned commit is fetchable from its remote (scratch repo, shallow fetch by
-    SHA, cat-file), before any GPU job depends on it."""
+    SHA, cat-file), and each pinned distribution is still on its index with the pinned sha256,
+    before any GPU job depends on them."""
     from infersweep.pins.lock import sha_problem
-    from infersweep.pins.verify import OK, SKIPPED, verify_pins
+    from infersweep.pins.packages import verify_package
+    from infersweep.pins.verify import OK, SKIPPED, Result, verify_pins
 
     as_json = as_json or fmt == "json"
     ghactions.check_targets({"--step-summary": step_summary})
     parsed = _load(root, lock, strict=False)
     overrides = _parse_remotes(remotes)
-    _check_names(only, parsed.pins, "--only", parsed.path)
+    _check_names(only, {**parsed.pins, **parsed.packages}, "--only", parsed.path)
     _check_names(overrides, parsed.pins, "--remote", parsed.path)
     selected = [p for p in parsed.pins.values() if not only or p.name in only]
     results = verify_pins(selected, overrides=overrides, timeout=timeout)
+    index_args = ["--no-index", "--find-links", find_links] if find_links else None
+    for pkg in parsed.packages.values():
+        if only and pkg.name not in only:
+            continue
+        got = verify_package(pkg, index_args=index_args, timeout=max(timeout, 60))
+        selected.append(pkg)
+        results.append(Result(pkg.name, f"pypi:{pkg.distribution}", pkg.version,
+                              OK if got.ok else got.status, got.message, got.seconds))
 
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in results], indent=2))
@@ -151,7 +170,7 @@ def verify(root, lock, remotes, only, timeout, fmt, as_json, step_summary):
         if r.ok:
             continue
         hint = _HINTS.get(r.status, "")
-        if not hint:
+        if not hint and hasattr(pin, "commit"):
             problem = sha_problem(pin.commit)
             hint = problem[2] if problem else ""
         problems.append(Diagnostic(parsed.path, pin.line, pin.col, f"{pin.name}: {r.message}",
@@ -160,7 +179,7 @@ def verify(root, lock, remotes, only, timeout, fmt, as_json, step_summary):
         raise InputError(problems)
     if not as_json:
         ok = sum(1 for r in results if r.status == OK)
-        click.echo(f"pins verify: {ok} of {len(results)} pinned commits fetchable")
+        click.echo(f"pins verify: {ok} of {len(results)} pins fetchable and as pinned")
 
 
 def _write_summary(path: str, results) -> None:
@@ -177,23 +196,35 @@ def _write_summary(path: str, results) -> None:
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False))
 @click.option("--lock", default=None, type=click.Path(dir_okay=False))
 @click.option("--field", "field_name", default=None,
-              type=click.Choice(["repository", "commit", "ref", "recipe-dialect"]),
+              type=click.Choice(["repository", "commit", "ref", "recipe-dialect", "distribution",
+                                 "version", "sha256", "lock", "requires-python"]),
               help="Print one field of NAME (for launchers: `--field commit`).")
 @click.option("--format", "fmt", type=click.Choice(["json", "env"]), default="json",
               show_default=True, help="env: NAME_FIELD=value lines, e.g. SRT_SLURM_COMMIT=...")
 def show(name, root, lock, field_name, fmt):
-    """Print the pins (all, or NAME) so scripts read them instead of copying them."""
+    """Print the pins (all, or NAME) so scripts read them instead of copying them: pinned
+    commits, and pinned Python distributions (``packages:``)."""
     parsed = _load(root, lock, strict=True)
-    names = [name] if name else list(parsed.pins)
-    _check_names(names, parsed.pins, "pin", parsed.path)
+    known = {**parsed.pins, **parsed.packages}
+    names = [name] if name else list(known)
+    _check_names(names, known, "pin", parsed.path)
     rows = {}
     for n in names:
-        p = parsed.pins[n]
-        rows[n] = {"repository": p.repository, "commit": p.commit, "ref": p.ref,
-                   "recipe-dialect": p.recipe_dialect or ""}
+        if n in parsed.pins:
+            p = parsed.pins[n]
+            rows[n] = {"repository": p.repository, "commit": p.commit, "ref": p.ref,
+                       "recipe-dialect": p.recipe_dialect or ""}
+        else:
+            k = parsed.packages[n]
+            rows[n] = {"distribution": k.distribution, "version": k.version,
+                       "sha256": " ".join(k.sha256), "lock": k.lock,
+                       "requires-python": k.requires_python}
     if field_name:
         if not name:
             raise click.UsageError("--field needs a pin NAME")
+        if field_name not in rows[name]:
+            raise click.UsageError(f"pin '{name}' has no field '{field_name}' "
+                                   f"(it has: {', '.join(rows[name])})")
         click.echo(rows[name][field_name])
         return
     if fmt == "env":

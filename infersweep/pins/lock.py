@@ -14,6 +14,7 @@ from pathlib import Path
 
 from infersweep.config.schema import validate_doc
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.pins.packages import PackagePin
 from infersweep.yamldoc import YamlDoc, load_yaml
 
 LOCK_PATH = Path("configs") / "runtimes.yaml"
@@ -50,6 +51,7 @@ class Lock:
     path: str
     pins: dict[str, Pin]
     problems: list[Diagnostic] = field(default_factory=list)  # commit-format problems
+    packages: dict[str, PackagePin] = field(default_factory=dict)  # pinned distributions
 
     @property
     def srt_slurm(self) -> Pin:
@@ -107,6 +109,16 @@ def _pin(doc: YamlDoc, name: str, entry: dict) -> Pin:
                line=line, col=col)
 
 
+def _package(doc: YamlDoc, name: str, entry: dict) -> PackagePin:
+    line, col = doc.locate(("packages", name, "version"))
+    return PackagePin(name=name, distribution=str(entry["distribution"]),
+                      version=str(entry["version"]),
+                      sha256=tuple(str(h) for h in entry["sha256"]), lock=str(entry["lock"]),
+                      requires_python=str(entry.get("requires-python", "") or ""),
+                      description=str(entry.get("description", "") or "").strip(),
+                      line=line, col=col)
+
+
 def parse_lock(doc: YamlDoc) -> Lock:
     """Validate a parsed lock. Raise InputError for any problem (all of them listed)."""
     lock = lock_with_problems(doc)
@@ -144,7 +156,9 @@ def lock_with_problems(doc: YamlDoc) -> Lock:
     if schema_diags:
         # A lock whose shape is wrong cannot be trusted for anything.
         return Lock(doc.path, {}, problems)
-    return Lock(doc.path, pins, problems)
+    packages = {str(name): _package(doc, str(name), entry)
+                for name, entry in (doc.data.get("packages") or {}).items()}
+    return Lock(doc.path, pins, problems, packages)
 
 
 def load_lock(path: str | Path = LOCK_PATH, *, strict: bool = True) -> Lock:
