@@ -18,3 +18,7 @@ from infersweep.agentic.resultcmds import check, process  # noqa: E402 - results
 
 agentic.add_command(process)
 agentic.add_command(check)
+
+from infersweep.agentic.tracecmds import register  # noqa: E402 - traces, tokenizer
+
+register(agentic)
