@@ -72,11 +72,19 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
           errors: list[tuple[str, object]] = (),
           matrix_rows: list[dict] | None = None) -> tuple[list[Problem], dict]:
     """Problems of an aggregate (empty: stageable) and counts for the report."""
+    from infersweep.agentic import gatepoints
+
     problems: list[Problem] = []
     asked = None
+    agentic_rows = None
     if matrix_rows is not None:
-        found, asked = against_matrix(agg, matrix_rows)
+        agentic_rows = [r for r in matrix_rows if gatepoints.is_agentic_row(r)]
+        found, asked = against_matrix(agg, [r for r in matrix_rows
+                                            if not gatepoints.is_agentic_row(r)])
         problems += found
+    agentic = agg.get("agentic") or []
+    problems += [Problem(*p) for p in gatepoints.point_problems(agentic, agentic_rows)]
+    agentic_asked, agentic_good = gatepoints.counts(agentic, agentic_rows)
     rows = {point_key(r): r for r in agg["rows"]}
     expected = {point_key(e): e for e in agg["expected"]}
     missing = {point_key(m): m for m in agg["missing"]}
@@ -134,8 +142,9 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
                                     f"job {j['job_id']} ended {j['job_state']}{why}",
                                     j["manifest"]))
     good = sum(1 for k, r in rows.items() if k in expected and r["successful"])
-    counts = {"expected": len(expected) if asked is None else asked, "complete": good, "rows": len(rows),
-              "problems": len(problems)}
+    counts = {"expected": (len(expected) if asked is None else asked) + agentic_asked,
+              "complete": good + agentic_good, "rows": len(rows), "problems": len(problems),
+              "local": sum(1 for e in agentic if not e["problems"] and not e["publishable"])}
     return problems, counts
 
 
@@ -149,6 +158,8 @@ def verdict(problems: list[Problem], counts: dict) -> str:
     head = f"{counts['complete']} of {counts['expected']} expected point(s) complete"
     if problems:
         return f"results check: FAILED, {head}, {len(problems)} problem(s)"
+    if counts.get("local"):
+        head += f", {counts['local']} of them local agentic runs (scaled down, not publishable)"
     return f"results check: passed, {head}; the run is stageable"
 
 

@@ -54,6 +54,7 @@ class Gathered:
     errors: list[tuple[str, Diagnostic]] = field(default_factory=list)  # (point label, why)
     warnings: list[str] = field(default_factory=list)
     jobs: list[dict] = field(default_factory=list)        # one per manifest: state and reason
+    agentic: list[dict] = field(default_factory=list)     # agentic results, judged
 
 
 def _expected_of(point: process.Point) -> dict:
@@ -169,8 +170,20 @@ def _from_file(path: Path, out: Gathered) -> None:
 
 def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) -> Gathered:
     """Every row, missing point and expected point named by ``paths``."""
-    manifests, files = sources.expand(paths, allow_empty=allow_empty)
+    from infersweep.agentic import gatepoints
+
     out = Gathered()
+    # a folder of agentic results holds no manifest; its results are judged by their own gates
+    agentic = [p for p in paths if gatepoints.holds_results(p)]
+    out.agentic = gatepoints.examine(agentic)
+    manifests, files = set(), set()
+    for p in paths:
+        if p in agentic and Path(p).is_file():
+            continue
+        m, f = sources.expand([p], allow_empty=allow_empty or p in agentic)
+        manifests.update(m)
+        files.update(f)
+    manifests, files = sorted(manifests), sorted(files)
     for m in manifests:
         _from_manifest(m, out, allow_incomplete)
     for f in files:
@@ -227,10 +240,13 @@ def aggregate(g: Gathered) -> dict:
     unexpected = sorted(_dedupe_dicts(g.unexpected, lambda u: (u["manifest"], u["file"])),
                         key=lambda u: (u["config_key"], u["recipe_name"], u["file"]))
     jobs = sorted(_dedupe_dicts(g.jobs, lambda j: j["manifest"]), key=lambda j: j["manifest"])
-    return {"aggregate-version": AGGREGATE_VERSION, "created": now(),
-            "rule": "newest successful attempt of each point wins",
-            "rows": rows, "missing": missing, "expected": expected,
-            "unexpected": unexpected, "jobs": jobs}
+    agg = {"aggregate-version": AGGREGATE_VERSION, "created": now(),
+           "rule": "newest successful attempt of each point wins",
+           "rows": rows, "missing": missing, "expected": expected,
+           "unexpected": unexpected, "jobs": jobs}
+    if g.agentic:  # for `results check`; agentic results are files of their own, not rows
+        agg["agentic"] = g.agentic
+    return agg
 
 
 def to_csv(agg: dict) -> str:
@@ -248,4 +264,5 @@ def raise_errors(g: Gathered) -> None:
 
 
 def to_json(agg: dict) -> bytes:
+    agg = {k: v for k, v in agg.items() if k != "agentic"}
     return orjson.dumps(agg, option=orjson.OPT_INDENT_2) + b"\n"
