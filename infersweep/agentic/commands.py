@@ -22,3 +22,7 @@ agentic.add_command(check)
 from infersweep.agentic.tracecmds import register  # noqa: E402 - traces, tokenizer
 
 register(agentic)
+
+from infersweep.agentic.replaycmds import replay  # noqa: E402 - an agentic benchmark step
+
+agentic.add_command(replay)
