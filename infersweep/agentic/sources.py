@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -151,8 +152,9 @@ def fetch(source: TraceSource, cache_dir: str | Path, *, endpoint: str | None = 
     """Download ``source`` into the HF cache ``cache_dir`` (its ``hub`` folder)."""
     args = {"dataset": source.dataset, "revision": source.revision, "commit": source.commit,
             "cache_dir": str(cache_dir), "endpoint": endpoint, "timeout": timeout}
-    env = {**os.environ, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": str(timeout),
-           "HF_HUB_DOWNLOAD_TIMEOUT": str(timeout)}
+    seconds = str(max(1, math.ceil(timeout)))  # the library reads whole seconds
+    env = {**os.environ, "HF_HUB_DISABLE_TELEMETRY": "1", "HF_HUB_ETAG_TIMEOUT": seconds,
+           "HF_HUB_DOWNLOAD_TIMEOUT": seconds}
     env.pop("HF_HUB_OFFLINE", None)
     if endpoint:
         env["HF_ENDPOINT"] = endpoint
@@ -164,8 +166,8 @@ def fetch(source: TraceSource, cache_dir: str | Path, *, endpoint: str | None = 
     except (IndexError, ValueError):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(Diagnostic(where, 0, 0, f"download failed: {tail}",
-                                    "see the message above; is the Hub reachable?",
-                                    "trace-fetch")) from None
+                                    "is the Hub (or HF_ENDPOINT) reachable, and the cache "
+                                    "directory writable?", "trace-fetch")) from None
     error = out.get("error")
     if error == "revision":
         raise InputError(Diagnostic(where, 0, 0, f"the dataset has no revision "
