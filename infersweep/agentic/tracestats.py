@@ -12,6 +12,7 @@ it actually sent in the profiling window, which is a sample of these.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import takewhile
 
 from infersweep.agentic.traces import Corpus
 from infersweep.agentic.traceschema import JOIN_EPSILON
@@ -61,10 +62,7 @@ def trace_blocks(trace: dict) -> tuple[int, int]:
     seen: set[int] = set()
     hits = total = 0
     for _, ids in _calls(trace):
-        for h in ids:
-            if h not in seen:
-                break
-            hits += 1
+        hits += sum(1 for _ in takewhile(seen.__contains__, ids))
         total += len(ids)
         seen.update(ids)
     return hits, total
