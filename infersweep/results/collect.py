@@ -20,7 +20,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import engine_revision
-from infersweep.results import fastschema, plausible, process, sources
+from infersweep.results import agenticagg, fastschema, plausible, process, sources
 
 AGGREGATE_VERSION = 1
 ROW_SCHEMA = "results-row"
@@ -77,6 +77,8 @@ def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
     if not points:
         return
     first = points[0]
+    if first.row is not None and first.row.get("scenario-type") == "agentic-coding":
+        return  # its *.agentic.json results are judged by the agentic gates (gatepoints)
     prov = first.manifest["provenance"]
     out.jobs.append({"manifest": path.as_posix(), "config_key": prov["config-key"],
                      "recipe_name": first.manifest["name"], "job_id": prov["job-id"],
@@ -159,6 +161,7 @@ def _from_file(path: Path, out: Gathered) -> None:
             "pass files written by `results process` or `results collect`", "schema")))
         return
     if kind == "aggregate":
+        out.agentic += agenticagg.reexamine(data.get("agentic") or [], path)
         out.rows += _plausible_rows(data["rows"], path, "/rows/{i}/", out)
         out.missing += data["missing"]
         out.expected += data["expected"]
@@ -188,6 +191,7 @@ def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) 
         _from_manifest(m, out, allow_incomplete)
     for f in files:
         _from_file(f, out)
+    out.agentic = agenticagg.unique(out.agentic)
     return out
 
 
@@ -244,7 +248,7 @@ def aggregate(g: Gathered) -> dict:
            "rule": "newest successful attempt of each point wins",
            "rows": rows, "missing": missing, "expected": expected,
            "unexpected": unexpected, "jobs": jobs}
-    if g.agentic:  # for `results check`; agentic results are files of their own, not rows
+    if g.agentic:  # the gate's entries, for `results check`; to_json writes the results
         agg["agentic"] = g.agentic
     return agg
 
@@ -264,5 +268,9 @@ def raise_errors(g: Gathered) -> None:
 
 
 def to_json(agg: dict) -> bytes:
-    agg = {k: v for k, v in agg.items() if k != "agentic"}
-    return orjson.dumps(agg, option=orjson.OPT_INDENT_2) + b"\n"
+    """The aggregate as written: the gate's agentic entries become ``agentic``, the results
+    themselves (:func:`infersweep.results.agenticagg.entries`), absent when there are none."""
+    out = {k: v for k, v in agg.items() if k != "agentic"}
+    if agg.get("agentic"):
+        out["agentic"] = agenticagg.entries(agg["agentic"])
+    return orjson.dumps(out, option=orjson.OPT_INDENT_2) + b"\n"

@@ -43,6 +43,9 @@ def _non_finite(value, where: str = "") -> str | None:
     return None
 
 
+non_finite = _non_finite  # for the agentic checks (:mod:`infersweep.store.agentic`)
+
+
 def _point_label(i: int, row) -> tuple[str, str]:
     if not isinstance(row, dict):
         return f"point {i + 1}", f"point {i + 1}"

@@ -47,7 +47,11 @@ def _summary_markdown(shown: str, s, layout: str, source: str) -> str:
              f"Into the results store `{shown}` from a {layout} folder ({source}).", "",
              "| | inserted | updated | removed |", "|---|---:|---:|---:|",
              f"| points | {s.points_inserted} | {s.points_updated} | {s.points_removed} |",
-             f"| evals | {s.evals_inserted} | {s.evals_updated} | {s.evals_removed} |", ""]
+             f"| evals | {s.evals_inserted} | {s.evals_updated} | {s.evals_removed} |"]
+    if s.agentic_inserted or s.agentic_updated or s.agentic_removed:
+        lines.append(f"| agentic results | {s.agentic_inserted} | {s.agentic_updated} | "
+                     f"{s.agentic_removed} |")
+    lines.append("")
     if s.configs:
         lines += ["Configs: " + ", ".join(f"`{c}`" for c in s.configs), ""]
     return "\n".join(lines)
@@ -92,12 +96,20 @@ def ingest(folder, db, run_id, attempt, step_summary):
 @db_option()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
-def list_runs(db, fmt):
-    """The staged runs, oldest staging first, with their point and eval counts."""
+@click.option("--agentic", "agentic", is_flag=True,
+              help="List the agentic results instead: one line per point with its headline "
+                   "numbers, KV-offload mode and whether it is publishable.")
+def list_runs(db, fmt, agentic):
+    """The staged runs, oldest staging first, with their point, agentic result and eval
+    counts (agentic results that are not publishable, such as scaled-down local runs, are
+    counted apart)."""
     from tabulate import tabulate
 
     from infersweep.store import open_store
 
+    if agentic:
+        _list_agentic(db, fmt)
+        return
     with open_store(db) as s:
         runs = s.overview()
     if fmt == "json":
@@ -107,7 +119,48 @@ def list_runs(db, fmt):
         click.echo("no staged runs")
         return
     click.echo(tabulate([[r["run_id"], r["attempt"], r["source"], r["pr_number"] or "",
-                          r["staged_at"], r["points"], r["evals"], ", ".join(r["configs"])]
+                          r["staged_at"], r["points"], _agentic_cell(r), r["evals"],
+                          ", ".join(r["configs"])]
                          for r in runs],
                         headers=["run", "attempt", "source", "PR", "staged", "points",
-                                 "evals", "configs"]))
+                                 "agentic", "evals", "configs"]))
+
+
+def _agentic_cell(r: dict) -> str:
+    """Agentic results, with how many are local runs that are never published."""
+    n, local = r["agentic"], r["agentic_not_publishable"]
+    return f"{n} ({local} local, not publishable)" if local else str(n)
+
+
+def _pct(v) -> str:
+    return "" if v is None else f"{v * 100:.1f}%"
+
+
+def _list_agentic(db, fmt) -> None:
+    from tabulate import tabulate
+
+    from infersweep.store import open_store
+
+    with open_store(db) as s:
+        found = s.agentic_points()
+    if fmt == "json":
+        click.echo(json.dumps(found, indent=2))
+        return
+    if not found:
+        click.echo("no staged agentic results")
+        return
+    def num(v, fmt="{:,.1f}", scale=1.0):
+        return "" if v is None else fmt.format(v * scale)
+    click.echo(tabulate(
+        [[r["run_id"], r["attempt"], r["config_key"],
+          r["kv_offloading"] + (f"/{r['kv_offload_backend']}" if r["kv_offload_backend"]
+                                else ""), r["conc"], num(r["tput_per_gpu"]),
+          num(r["median_intvty"], "{:,.2f}"), num(r["median_ttft"], "{:,.0f}", 1000),
+          _pct(r["server_gpu_cache_hit_rate"]), _pct(r["server_cpu_cache_hit_rate"]),
+          _pct(r["theoretical_cache_hit_rate"]), _pct(r["error_rate"]),
+          r["num_requests_successful"],
+          "yes" if r["publishable"] else ("no (local, scaled down)" if r["scaled"] else "no")]
+         for r in found],
+        headers=["run", "attempt", "config", "KV offload", "conc", "tok/s/GPU",
+                 "tok/s/user p50", "TTFT p50 ms", "GPU hit", "CPU hit", "theoretical hit",
+                 "errors", "requests", "publishable"]))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.store import checks
+from infersweep.store import agentic, checks
 
 
 @dataclass
@@ -33,15 +33,20 @@ def ingest_folder(store, folder, *, run_id: str | None = None, attempt: int | No
     run_id = run_id or d.run_id
     if not run_id:  # the rule `results check` applies too
         raise InputError(checks.check_one_run(d.points, d.evals, str(folder))
-                         or [Diagnostic(str(folder), 0, 0, "the rows name no run id",
-                                        "pass --run-id", "store-input")])
+                         or [Diagnostic(str(folder), 0, 0, "the rows name no run id (agentic "
+                                        "results name none)" if d.agentic and not d.points
+                                        else "the rows name no run id", "pass --run-id",
+                                        "store-input")])
     attempt = attempt or d.attempt
     source = "github" if d.layout == "artifacts" and run_id.isdigit() else "local"
-    echo(f"{len(d.points)} point(s), {len(d.evals)} eval(s) of run {run_id} attempt "
+    local = sum(1 for e in d.agentic if not agentic.is_publishable(e["result"]))
+    shown = (f", {len(d.agentic)} agentic result(s) ({local} local, not publishable)"
+             if d.agentic else "")
+    echo(f"{len(d.points)} point(s){shown}, {len(d.evals)} eval(s) of run {run_id} attempt "
          f"{attempt} ({d.layout} folder)")
     info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
                    changelog=d.changelog)
-    store.check(info, d.points, d.evals)  # before a new store's file is created
+    store.check(info, d.points, d.evals, d.agentic)  # before a new store's file is created
     created = store.migrate() if store.revision is None else None
-    summary = store.ingest(info, d.points, d.evals)
+    summary = store.ingest(info, d.points, d.evals, d.agentic)
     return Staged(summary, source, d.layout, store.target.shown, created)

@@ -3,7 +3,8 @@
 The store (``infersweep.store``) writes and reads these; the report
 (``infersweep.report``) only reads them, so it can be built from a store or straight from a
 run's aggregates. Points are rows of ``schemas/results-row.schema.json`` (what ``results
-collect`` writes, every field kept); evals are rows of ``eval collect``.
+collect`` writes, every field kept); evals are rows of ``eval collect``; agentic results are
+the entries of ``results collect``'s ``agentic`` list (the whole result inside).
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ class StagedRun:
     changelog: dict | None = None    # changelog_metadata.json: {base_ref, head_ref, entries}
     points: list[dict] = field(default_factory=list)  # results-row rows
     evals: list[dict] = field(default_factory=list)   # eval collect rows
+    # agentic-coding results as `results collect` lists them: config_key, name, result_file,
+    # problems (empty: only gated results are staged) and the whole result
+    agentic: list[dict] = field(default_factory=list)
 
     @property
     def label(self) -> str:

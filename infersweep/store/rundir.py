@@ -9,17 +9,22 @@ Two layouts are read, both through ``results collect`` and ``eval collect``'s ow
   (``changelog_metadata.json``), each either at the top of the folder or in a folder of its
   own below it. The aggregates are what the run's own collect job checked, so they are read
   (and checked against their schema) rather than rebuilt.
+
+Agentic-coding results (``*.agentic.json`` in a sweep folder, or the aggregate's ``agentic``
+list) are judged again by the agentic gates on their exports wherever they are read; the
+store refuses any that does not pass (:mod:`infersweep.store.agentic`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.evals import collect as eval_collect
+from infersweep.results import agenticagg
 from infersweep.results import collect as results_collect
 from infersweep.results.sources import load_json
 from infersweep.store import checks
@@ -40,6 +45,7 @@ class RunDir:
     attempt: int                  # the newest attempt among the rows and evals
     started: str | None           # the earliest manifest's collection time (local runs)
     warnings: list[str]
+    agentic: list[dict] = field(default_factory=list)  # `results collect`'s agentic entries
 
 
 def _err(path, message: str, hint: str = "") -> InputError:
@@ -114,8 +120,9 @@ def read_run_dir(path) -> RunDir:
         evals = _evals_file(evals_file)
     else:
         evals = eval_collect.collect([str(root)])["evals"]
-    if not rows and not evals:
-        raise _err(root, "the run has no benchmark rows and no evals",
+    agentic = agenticagg.entries(g.agentic)
+    if not rows and not evals and not agentic:
+        raise _err(root, "the run has no benchmark rows, no agentic results and no evals",
                    "stage a run that produced results")
     # every row read, not only the rerun rule's winners: a second run whose points are the
     # same as the first's would be hidden by it
@@ -126,7 +133,7 @@ def read_run_dir(path) -> RunDir:
                   run_id=ids[0] if len(ids) == 1 else None, run_ids=ids,
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,
-                  warnings=list(g.warnings))
+                  warnings=list(g.warnings), agentic=agentic)
 
 
 def load_run_dir(path) -> tuple[list[dict], list[dict], dict | None]:

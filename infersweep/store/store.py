@@ -24,9 +24,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.dialects import postgresql, sqlite
 
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.store import agentic as agenticmod
 from infersweep.store import checks, connect
 from infersweep.store.model import StagedRun
-from infersweep.store.tables import configs, evals, points, runs, staging_events
+from infersweep.store.tables import agentic_points, configs, evals, points, runs, staging_events
 
 MIGRATIONS = "infersweep.store:migrations"
 SOURCES = ("github", "local")
@@ -67,6 +68,9 @@ class IngestSummary:
     evals_inserted: int = 0
     evals_updated: int = 0
     evals_removed: int = 0
+    agentic_inserted: int = 0
+    agentic_updated: int = 0
+    agentic_removed: int = 0
     seconds: float = 0.0
     configs: list[str] = field(default_factory=list)
 
@@ -75,8 +79,14 @@ class IngestSummary:
         return (f"run {self.run_id} attempt {self.attempt}: {self.points_inserted} point(s) "
                 f"inserted, {self.points_updated} updated, {self.points_removed} removed; "
                 f"{self.evals_inserted} eval(s) inserted, {self.evals_updated} updated, "
-                f"{self.evals_removed} removed; {len(self.configs)} config(s) in "
-                f"{self.seconds:.2f}s")
+                f"{self.evals_removed} removed; {self._agentic_part()}{len(self.configs)} "
+                f"config(s) in {self.seconds:.2f}s")
+
+    def _agentic_part(self) -> str:
+        if not (self.agentic_inserted or self.agentic_updated or self.agentic_removed):
+            return ""
+        return (f"{self.agentic_inserted} agentic result(s) inserted, {self.agentic_updated} "
+                f"updated, {self.agentic_removed} removed; ")
 
 
 def now_text() -> str:
@@ -203,11 +213,11 @@ class Store:
         return (postgresql.insert(table) if self.target.dialect == "postgresql"
                 else sqlite.insert(table))
 
-    def check(self, run: RunInfo, point_rows, eval_rows) -> None:
+    def check(self, run: RunInfo, point_rows, eval_rows, agentic=()) -> None:
         """What :meth:`ingest` refuses, found without touching the database."""
-        self._check(run, point_rows, eval_rows)
+        self._check(run, point_rows, eval_rows, list(agentic))
 
-    def _check(self, run: RunInfo, point_rows, eval_rows) -> dict:
+    def _check(self, run: RunInfo, point_rows, eval_rows, agentic=()) -> dict:
         problems = checks.check_run_id(run.run_id, run.attempt)
         if run.source not in SOURCES:
             problems.append(Diagnostic("run", 0, 0, f"source {run.source!r} is not one of "
@@ -225,6 +235,7 @@ class Store:
                                        "metadata is not a JSON object", rule="store-run"))
         row_problems = checks.check_points(point_rows)
         problems += row_problems + checks.check_evals(eval_rows)
+        problems += agenticmod.check(list(agentic), checks.non_finite)
         seen: dict[tuple, int] = {}
         for i, r in enumerate([] if row_problems else point_rows):
             k = _point_key(r)
@@ -241,13 +252,17 @@ class Store:
                 "labels": labels, "changelog": run.changelog, "url": run.url,
                 "created_at": checks.utc_text(run.created_at, "run created_at")}
 
-    def ingest(self, run: RunInfo, points: list[dict], evals: list[dict]) -> IngestSummary:
+    def ingest(self, run: RunInfo, points: list[dict], evals: list[dict],
+               agentic: list[dict] = ()) -> IngestSummary:
         """Stage one run's rows, all or nothing; staging it again updates them in place.
 
-        A store with no schema at all (a new file, an empty database) gets its tables first;
-        one with an older schema is refused until ``migrate()``."""
+        ``agentic``: the run's agentic results as ``results collect`` lists them (each one
+        gated; see :mod:`infersweep.store.agentic`). A store with no schema at all (a new
+        file, an empty database) gets its tables first; one with an older schema is refused
+        until ``migrate()``."""
         t0 = time.perf_counter()
-        values = self._check(run, points, evals)
+        agentic = list(agentic)
+        values = self._check(run, points, evals, agentic)
         if self.revision is None:
             self.migrate()
         self._require_current()
@@ -255,6 +270,7 @@ class Store:
         try:
             with connect.writer(self.engine).begin() as conn:
                 self._write(conn, values, points, evals, summary)
+                self._write_agentic(conn, values, agentic, summary)
         except sa.exc.DBAPIError as exc:
             raise self._db_error(f"ingesting run {run.run_id} attempt {run.attempt}",
                                  exc) from None
@@ -318,15 +334,48 @@ class Store:
         summary.evals_removed = conn.execute(sa.delete(evals).where(
             evals.c.run_pk == run_pk, evals.c.ingest_seq != seq)).rowcount
 
+    def _write_agentic(self, conn, values: dict, entries: list[dict], summary) -> None:
+        run_pk, seq = conn.execute(
+            sa.select(runs.c.id, runs.c.ingest_count)
+            .where(runs.c.run_id == values["run_id"], runs.c.attempt == values["attempt"])).one()
+        self._write_config_values(conn, {e["config_key"]: agenticmod.config_values(e)
+                                         for e in reversed(entries)}, now_text())
+        summary.configs = sorted(set(summary.configs) | {e["config_key"] for e in entries})
+        key_cols = [agentic_points.c[k] for k in agenticmod.KEY]
+        have = {tuple(r) for r in conn.execute(
+            sa.select(*key_cols).where(agentic_points.c.run_pk == run_pk))}
+        rows = []
+        for i, e in enumerate(entries):
+            if agenticmod.key(e) in have:
+                summary.agentic_updated += 1
+            else:
+                summary.agentic_inserted += 1
+            rows.append({**agenticmod.columns(e), "run_pk": run_pk, "ordinal": i,
+                         "ingest_seq": seq, "result": e["result"]})
+        if rows:
+            ins = self._insert(agentic_points)
+            keep = set(agenticmod.KEY) | {"run_pk", "id"}
+            conn.execute(ins.on_conflict_do_update(
+                index_elements=["run_pk", *agenticmod.KEY],
+                set_={c.name: ins.excluded[c.name] for c in agentic_points.c
+                      if c.name not in keep}), rows)
+        summary.agentic_removed = conn.execute(sa.delete(agentic_points).where(
+            agentic_points.c.run_pk == run_pk, agentic_points.c.ingest_seq != seq)).rowcount
+
     def _write_configs(self, conn, point_rows, stamp: str) -> None:
         first: dict[str, dict] = {}
         for r in point_rows:
             first.setdefault(r["config_key"], r)
         if not first:
             return
-        rows = [{"config_key": k, "updated_at": stamp,
-                 **{col: r.get(field) for col, field in CONFIG_COLUMNS.items()}}
-                for k, r in sorted(first.items())]
+        self._write_config_values(conn, {k: {col: r.get(field) for col, field in
+                                             CONFIG_COLUMNS.items()}
+                                         for k, r in first.items()}, stamp)
+
+    def _write_config_values(self, conn, by_key: dict[str, dict], stamp: str) -> None:
+        if not by_key:
+            return
+        rows = [{"config_key": k, "updated_at": stamp, **v} for k, v in sorted(by_key.items())]
         ins = self._insert(configs)
         conn.execute(ins.on_conflict_do_update(
             index_elements=["config_key"],
@@ -411,7 +460,9 @@ class Store:
         if keys is not None:
             s = s.where(sa.or_(
                 sa.exists().where(points.c.run_pk == runs.c.id, points.c.config_key.in_(keys)),
-                sa.exists().where(evals.c.run_pk == runs.c.id, evals.c.config_key.in_(keys))))
+                sa.exists().where(evals.c.run_pk == runs.c.id, evals.c.config_key.in_(keys)),
+                sa.exists().where(agentic_points.c.run_pk == runs.c.id,
+                                  agentic_points.c.config_key.in_(keys))))
         out: dict[int, StagedRun] = {}
         for r in conn.execute(s):
             out[r.id] = StagedRun(
@@ -428,7 +479,29 @@ class Store:
                 s = s.where(table.c.config_key.in_(keys))
             for pk, row in conn.execute(s):
                 getattr(out[pk], target).append(row)
+        a = agentic_points.c
+        s = (sa.select(a.run_pk, a.config_key, a.name, a.result_file, a.result)
+             .where(a.run_pk.in_(ids)).order_by(a.run_pk, a.ordinal))
+        if keys is not None:
+            s = s.where(a.config_key.in_(keys))
+        for pk, key, name, file, result in conn.execute(s):
+            out[pk].agentic.append({"config_key": key, "name": name, "result_file": file,
+                                    "problems": [], "result": result})
         return list(out.values())
+
+    def agentic_points(self, run_id: str | None = None) -> list[dict]:
+        """Every staged agentic result's columns (identity, headline numbers, publishable,
+        scaled) with its run id and attempt; of one run when ``run_id`` is given."""
+        def q(conn):
+            a = agentic_points.c
+            cols = [c for c in agentic_points.c if c.name not in ("id", "run_pk", "result")]
+            s = (sa.select(runs.c.run_id, runs.c.attempt, *cols)
+                 .join_from(agentic_points, runs, a.run_pk == runs.c.id)
+                 .order_by(runs.c.staged_at, runs.c.run_id, runs.c.attempt, a.ordinal))
+            if run_id is not None:
+                s = s.where(runs.c.run_id == run_id)
+            return [dict(r._mapping) for r in conn.execute(s)]
+        return self._read("listing agentic results", q)
 
     def overview(self) -> list[dict]:
         """One line per staged run: identity, times, point and eval counts, configs."""
@@ -437,15 +510,23 @@ class Store:
                         .scalar_subquery())
             n_evals = (sa.select(sa.func.count()).where(evals.c.run_pk == runs.c.id)
                        .scalar_subquery())
+            n_agentic = (sa.select(sa.func.count())
+                         .where(agentic_points.c.run_pk == runs.c.id).scalar_subquery())
+            n_local = (sa.select(sa.func.count())
+                       .where(agentic_points.c.run_pk == runs.c.id,
+                              agentic_points.c.publishable.is_(False)).scalar_subquery())
             s = (sa.select(runs.c.id, runs.c.run_id, runs.c.attempt, runs.c.source,
                            runs.c.pr_number, runs.c.head_sha, runs.c.staged_at,
                            runs.c.updated_at, runs.c.ingest_count,
-                           n_points.label("points"), n_evals.label("evals"))
+                           n_points.label("points"), n_evals.label("evals"),
+                           n_agentic.label("agentic"),
+                           n_local.label("agentic_not_publishable"))
                  .order_by(runs.c.staged_at, runs.c.run_id, runs.c.attempt))
             found = [dict(r._mapping) for r in conn.execute(s)]
             per_run: dict[int, list[str]] = {}
-            for pk, key in conn.execute(sa.select(points.c.run_pk, points.c.config_key)
-                                        .distinct().order_by(points.c.config_key)):
+            pairs = sa.union(sa.select(points.c.run_pk, points.c.config_key),
+                             sa.select(agentic_points.c.run_pk, agentic_points.c.config_key))
+            for pk, key in sorted(conn.execute(pairs), key=lambda r: (r[1], r[0])):
                 per_run.setdefault(pk, []).append(key)
             for r in found:
                 r["configs"] = per_run.get(r.pop("id"), [])

@@ -120,3 +120,47 @@ staging_events = sa.Table(
     sa.Column("at", sa.String(32), nullable=False),
     sa.Index("ix_staging_events_run", "run_id", "attempt"),
 )
+
+# One agentic-coding result per point: a row's recipe (fingerprint), its KV-offload mode
+# (offloading and backend) and concurrency, in a config of a run. The headline numbers are
+# columns; ``result`` is the whole result as `agentic process` wrote it.
+agentic_points = sa.Table(
+    "agentic_points", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_pk", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              nullable=False),
+    sa.Column("config_key", sa.String(200), sa.ForeignKey("configs.config_key"),
+              nullable=False),
+    sa.Column("recipe_fingerprint", sa.String(64), nullable=False),
+    sa.Column("kv_offloading", sa.String(50), nullable=False),
+    sa.Column("kv_offload_backend", sa.String(100), nullable=False),  # "" without offload
+    sa.Column("conc", sa.Integer, nullable=False),
+    sa.Column("name", sa.String(300), nullable=False),       # the result file's name
+    sa.Column("result_file", sa.Text, nullable=False),       # where it was found
+    sa.Column("ordinal", sa.Integer, nullable=False),
+    sa.Column("ingest_seq", sa.Integer, nullable=False),
+    sa.Column("exp_name", sa.String(300)),
+    sa.Column("image", sa.Text),
+    sa.Column("num_gpus", sa.Integer),
+    sa.Column("tput_per_gpu", sa.Float),
+    sa.Column("output_tput_per_gpu", sa.Float),
+    sa.Column("input_tput_per_gpu", sa.Float),
+    sa.Column("median_intvty", sa.Float),
+    sa.Column("median_ttft", sa.Float),
+    sa.Column("p90_ttft", sa.Float),
+    sa.Column("p99_ttft", sa.Float),
+    sa.Column("median_e2el", sa.Float),
+    sa.Column("server_gpu_cache_hit_rate", sa.Float),
+    sa.Column("server_cpu_cache_hit_rate", sa.Float),
+    sa.Column("theoretical_cache_hit_rate", sa.Float),
+    sa.Column("gpu_kv_cache_usage", sa.Float),
+    sa.Column("error_rate", sa.Float),
+    sa.Column("num_requests_total", sa.Integer),
+    sa.Column("num_requests_successful", sa.Integer),
+    sa.Column("publishable", sa.Boolean, nullable=False),
+    sa.Column("scaled", sa.Boolean, nullable=False),     # a scaled-down local run
+    sa.Column("result", sa.JSON, nullable=False),
+    sa.UniqueConstraint("run_pk", "config_key", "recipe_fingerprint", "kv_offloading",
+                        "kv_offload_backend", "conc", name="uq_agentic_points_natural"),
+    sa.Index("ix_agentic_points_config", "config_key"),
+)
