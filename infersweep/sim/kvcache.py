@@ -138,10 +138,11 @@ class KVPool:
                 return None
         for h in hold.hashes[:g]:
             self._ref(h)
-        self._make_room(new)
-        for h in hold.hashes[g:g + c]:
+        self._make_room(new)  # may push older pages out of the CPU tier, never loaded ones:
+        for h in hold.hashes[g:g + c]:  # they are on the GPU from now on
             self.refs[h] = 1
-            self.cpu.move_to_end(h)
+            if h in self.cpu:
+                self.cpu.move_to_end(h)
         self.pages_loaded += c
         hold.shared = list(hold.hashes[:g + c])
         hold.private = total - g - c
