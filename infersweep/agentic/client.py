@@ -31,7 +31,20 @@ STAMP = "infersweep-client.json"
 INSTALL_HINT = "install it with `infersweep agentic client install`"
 
 
-def pin(root: Path = Path(".")) -> PackagePin:
+def default_root() -> Path | None:
+    """The repository whose lock pins the client: the working directory's, else the one this
+    infersweep runs from (a job runs in its own folder); None when neither has it."""
+    for root in (Path("."), Path(__file__).resolve().parents[2]):
+        if (root / LOCK_PATH).is_file():
+            return root
+    return None
+
+
+def pin(root: Path | None = None) -> PackagePin:
+    root = root if root is not None else default_root()
+    if root is None:
+        raise InputError(f"no {LOCK_PATH} here or beside this infersweep: the replay client's "
+                         "pin cannot be read (run from the repository's root)")
     lock = load_lock(root / LOCK_PATH)
     if PIN_NAME not in lock.packages:
         raise InputError(f"{root / LOCK_PATH}: no packages.{PIN_NAME} pin (the replay client)")
@@ -67,10 +80,11 @@ class ClientVenv:
         return self.path / "bin" / "python"
 
 
-def locate(venv: Path | None = None, root: Path = Path(".")) -> ClientVenv:
+def locate(venv: Path | None = None, root: Path | None = None) -> ClientVenv:
     """The installed client at ``venv`` (default :func:`default_venv`), checked against the
     pin and its lock; an InputError that says how to install it otherwise."""
     venv = Path(venv or default_venv())
+    root = root if root is not None else default_root()
     p = pin(root)
     stamp_path = venv / STAMP
     try:
@@ -100,11 +114,12 @@ def _python_version(python: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def install(venv: Path, *, python: str = sys.executable, root: Path = Path("."),
+def install(venv: Path, *, python: str = sys.executable, root: Path | None = None,
             pip_args: list[str] | None = None, echo=print) -> ClientVenv:
     """Install the pinned client into ``venv`` from its hash lock; a venv that already holds
     this pin is kept as it is. The stamp is written last, so an install that fails half-way
     leaves a venv that :func:`locate` refuses and the next install replaces."""
+    root = root if root is not None else default_root()
     p = pin(root)
     try:
         return locate(venv, root)

@@ -22,9 +22,9 @@ _VENV_HELP = ("The client's own venv [default: $INFERSWEEP_AGENTIC_CLIENT_VENV, 
               help=_VENV_HELP)
 @click.option("--python", "python", default=sys.executable, show_default="this Python",
               help="The interpreter to build the venv from (the pin says which fit).")
-@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False,
-                                                                      path_type=Path),
-              help="Repository root (where configs/ is).")
+@click.option("--root", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Repository root (where configs/ is) [default: here, else the one this "
+                   "infersweep runs from].")
 def install_cmd(venv, python, root):
     """Install the pinned client from its hash lock (pip --require-hashes --no-deps); a venv
     already holding this pin is kept. About 1.1 GB and a minute or two from a warm cache."""
@@ -38,8 +38,8 @@ def install_cmd(venv, python, root):
 @client.command("show")
 @click.option("--venv", type=click.Path(file_okay=False, path_type=Path), default=None,
               help=_VENV_HELP)
-@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False,
-                                                                      path_type=Path))
+@click.option("--root", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Repository root [default: here, else the one this infersweep runs from].")
 def show_cmd(venv, root):
     """Where the installed client is (exit 1, saying how to install it, when it is not)."""
     from infersweep.agentic.client import locate

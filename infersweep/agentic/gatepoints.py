@@ -49,9 +49,15 @@ def _fingerprint(row: dict) -> str:
     return row.get("recipe-fingerprint") or recipe_fingerprint(row)
 
 
+JOB_DEPTH = 3  # a job folder's results are at most <job>/logs/<step>/<result>
+
+
 def _row_beside(path: Path) -> tuple[dict | None, list[Diagnostic]]:
-    f = path.parent / ROW_FILE
-    if not f.is_file():
+    """The matrix row of the job a result belongs to: ``row.json`` beside the result or in
+    the job folder above it (the first folder up that has one)."""
+    f = next((d / ROW_FILE for d in list(path.parents)[:JOB_DEPTH] if (d / ROW_FILE).is_file()),
+             None)
+    if f is None:
         return None, []
     try:
         return load_json_object(f, "matrix row"), []

@@ -144,6 +144,11 @@ def _sglang(m: dict, out: dict) -> None:
     tok["prompt_total"] = _whole(prompt)
     tok["generation_total"] = _whole(counter(m, "sglang:generation_tokens"))
     cached = by_label(m, "sglang:cached_tokens", "cache_source")
+    if not cached and (total := counter(m, "sglang:cached_tokens")) is not None:
+        # one unlabelled counter: every cached token, GPU and host tier alike; with no host
+        # tier they are all GPU hits
+        host_tier = gauge(m, "sglang:hicache_host_total_tokens")
+        cached = {"all": total} if host_tier else {"device": total}
     device, host = cached.get("device"), cached.get("host")
     c["cached_tokens_by_source"] = cached
     c["gpu_cache_hit_rate"] = _rate(device, prompt)

@@ -30,7 +30,8 @@ ROUTER_SPEED = ("--kv-base-ms", "1")
 POLICIES = {"random": "round-robin", "round_robin": "round-robin",
             "round-robin": "round-robin", "cache_aware": "least-loaded",
             "power_of_two": "least-loaded", "least-loaded": "least-loaded",
-            "kv": "least-loaded"}
+            "kv": "least-loaded", "consistent_hashing": "consistent-hash",
+            "consistent_hash": "consistent-hash", "consistent-hash": "consistent-hash"}
 # the policy a front end uses when the recipe names none (SGLang's router: cache_aware)
 DEFAULT_POLICY = {"sglang": "cache_aware"}
 # front ends that are the worker itself: they serve exactly one aggregated worker
@@ -119,7 +120,29 @@ def _int_or(config: dict, default: int, *names: str) -> int:
     return n if n > 0 and not isinstance(value, bool) else default
 
 
-def _worker_args(r: _Recipe, kind: str, role: topology.Role, model: str) -> list[str]:
+# An agentic recipe states no context (the model's native one): the simulator's stand-in.
+NATIVE_CONTEXT = 1_048_576
+
+
+def _cache_args(kind: str, config: dict, args: list[str], ranks: int,
+                total_cpu_dram_gb: float) -> list[str]:
+    """The engine's KV cache as the simulator models it (an agentic recipe's prefix caching,
+    page size, pool and CPU tier), plus a native context when the recipe sets none."""
+    from infersweep.sim.cacheflags import cache_flags
+
+    tp = _int_or(config, 1, "tensor-parallel-size", "tp-size", "tp", "tensor_parallel_size")
+    try:
+        out = cache_flags(config, framework=kind, total_cpu_dram_gb=total_cpu_dram_gb,
+                          dp_size=ranks, tp_size=tp)
+    except ValueError as exc:
+        raise InputError(f"the engine's KV-cache settings: {exc}") from None
+    if "--max-model-len" not in args:
+        out += ["--max-model-len", str(NATIVE_CONTEXT)]
+    return out
+
+
+def _worker_args(r: _Recipe, kind: str, role: topology.Role, model: str, *,
+                 agentic: bool = False, total_cpu_dram_gb: float = 0.0) -> list[str]:
     spelling = ENGINES[kind]
     backend = r.recipe.get("backend") or {}
     section = backend.get(spelling.section)
@@ -147,6 +170,10 @@ def _worker_args(r: _Recipe, kind: str, role: topology.Role, model: str) -> list
         args += [flag, str(value)]
     if ranks > 1:
         args += ["--dp-size", str(ranks)]
+    if agentic:
+        args += _cache_args(kind, config, args, ranks, total_cpu_dram_gb)
+        if ranks > 1 and _policy(r.recipe.get("frontend") or {}) == "consistent-hash":
+            args += ["--dp-routing", "session"]  # the router keeps a session on one rank
     return args + list(ENGINE_SPEED)
 
 
@@ -158,14 +185,17 @@ def _policy(frontend: dict) -> str:
     return POLICIES.get(str(named), "round-robin")
 
 
-def engine_plan(recipe: dict, model: str) -> tuple[list[dict], dict | None]:
+def engine_plan(recipe: dict, model: str, *, agentic: bool = False,
+                total_cpu_dram_gb: float = 0.0) -> tuple[list[dict], dict | None]:
     """The simulator workers (role, CLI flags) and the router (None: the worker is the front
-    end) for a recipe's topology."""
+    end) for a recipe's topology. An agentic recipe's workers also get its KV cache (prefix
+    caching, page size, pool, a CPU tier of the row's DRAM budget)."""
     r = _Recipe(recipe)
     kind = backend_type(r)
     workers = []
     for role in topology.roles(recipe.get("resources") or {}):
-        args = _worker_args(r, kind, role, model)
+        args = _worker_args(r, kind, role, model, agentic=agentic,
+                            total_cpu_dram_gb=total_cpu_dram_gb)
         workers += [{"role": _CONFIG_ROLE[role.name], "args": list(args)}
                     for _ in range(role.workers)]
     if not workers:

@@ -28,6 +28,7 @@ from infersweep.bench.seeds import RUN_ID_ENV, run_tag
 from infersweep.launch import manifest as manifests
 from infersweep.launch.engineplan import engine_plan
 from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
+from infersweep.launch.localagentic import AgenticLocal
 from infersweep.launch.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
 from infersweep.launch.localrun import STATUS_FILE
 
@@ -143,10 +144,12 @@ class LocalExecutor(Executor):
     name = "local"
 
     def __init__(self, *, ready_timeout: float = READY_TIMEOUT_S,
-                 time_limit: float | None = None, evals: EvalSim | None = None):
+                 time_limit: float | None = None, evals: EvalSim | None = None,
+                 agentic: AgenticLocal | None = None):
         self.ready_timeout = ready_timeout
         self.time_limit = time_limit  # None: the recipe's slurm.time_limit
         self.evals = evals if evals is not None else EvalSim()  # for rows marked run-eval
+        self.agentic = agentic  # traces, tokenizer and client for agentic rows
 
     def render_options(self, workdir: Path) -> RenderOptions:
         client = f"{shlex.quote(sys.executable)} -m infersweep"
@@ -156,7 +159,9 @@ class LocalExecutor(Executor):
         workdir = Path(workdir).resolve()  # the job runs with its folder as working directory
         workdir.mkdir(parents=True, exist_ok=True)
         recipe = rendered.recipe
-        workers, router = engine_plan(recipe, row["model"])
+        agentic = getattr(rendered.workload, "agentic", False)
+        workers, router = engine_plan(recipe, row["model"], agentic=agentic,
+                                      total_cpu_dram_gb=float(row.get("total-cpu-dram-gb") or 0))
         backend = recipe.get("backend") or {}
         bench = recipe.get("benchmark") or {}
         limit = self.time_limit
@@ -176,6 +181,9 @@ class LocalExecutor(Executor):
         for w in workers:  # fault injection, e.g. "--fail-rate 1" (docs/replay.md)
             w["args"] += extra
         result_dir = workdir / RESULT_SUBDIR
+        if agentic:  # the replay's traces, tokenizer and client, through its environment
+            local = self.agentic or AgenticLocal(workdir / "_agentic")
+            spec["bench_env"].update(local.env())
         evals = rendered.workload.eval_conc is not None
         if evals:  # the recipe's eval step runs against the simulator's answer mode
             test_file, train_file = self.evals.files(workdir)

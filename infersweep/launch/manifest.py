@@ -61,8 +61,55 @@ def _missing_reason(state: JobState, job_reason: str | None) -> str:
     return "not written: " + _job_context(state, job_reason)
 
 
-def read_point(path: Path, conc: int, requested: int) -> dict:
+AGENTIC_SUFFIX = ".agentic.json"
+
+
+def read_agentic_point(path: Path, conc: int) -> dict:
+    """An agentic point: present when its result passes the agentic gates (judged from the
+    client's exports beside it, not from what the result claims)."""
+    from infersweep.agentic import gate
+    from infersweep.agentic.resultexports import load_json_object
+
+    out: dict = {"status": MISSING, "completed": None, "failed": None, "metrics": None,
+                 "reason": None}
+    try:
+        data = load_json_object(path, "agentic result")
+    except InputError as exc:
+        out["reason"] = f"result file cannot be used: {exc.diagnostics[0].message}"
+        return out
+    if data.get("conc") != conc:
+        out["reason"] = f"result file is for concurrency {data.get('conc')!r}, not {conc}"
+        return out
+    accounting = data.get("request_accounting") or {}
+    ok, failed = data.get("num_requests_successful"), accounting.get("error_request_count")
+    out["completed"] = ok if isinstance(ok, int) and not isinstance(ok, bool) else None
+    out["failed"] = failed if isinstance(failed, int) and not isinstance(failed, bool) else None
+    tput = ((data.get("request_metrics") or {}).get("throughput") or {})
+    per_gpu = tput.get("per_gpu") or {}
+    latency = (data.get("request_metrics") or {}).get("latency") or {}
+    def ms(metric: str, stat: str):  # the agentic result keeps seconds, a manifest ms
+        v = (latency.get(metric) or {}).get(stat)
+        return v * 1000 if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    found = {"total_token_throughput": (tput.get("total") or {}).get("tokens_per_second"),
+             "total_tput_per_gpu": per_gpu.get("total_tput_tps"),
+             "median_ttft_ms": ms("ttft", "p50"), "p99_ttft_ms": ms("ttft", "p99"),
+             "median_tpot_ms": ms("tpot", "p50"), "median_e2el_ms": ms("e2el", "p50")}
+    out["metrics"] = {k: v for k, v in found.items()
+                      if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    problems = gate.judge(data, path)
+    if problems:
+        out["status"] = INCOMPLETE
+        out["reason"] = problems[0].message
+    else:
+        out["status"] = PRESENT
+    return out
+
+
+def read_point(path: Path, conc: int, requested: int | None) -> dict:
     """Status, counts, metrics and (when not usable) the reason, from one result file."""
+    if path.name.endswith(AGENTIC_SUFFIX):
+        return read_agentic_point(path, conc)
     out: dict = {"status": MISSING, "completed": None, "failed": None, "metrics": None,
                  "reason": None}
     try:
@@ -111,7 +158,7 @@ def unexpected_files(result_dir: Path, name: str, expected: set[int]) -> list[di
     """Result files nobody asked for: an unknown concurrency or none in the name."""
     if not result_dir.is_dir():
         return []
-    pattern = re.compile(rf"^{re.escape(name)}-c(\d+)\.json$")
+    pattern = re.compile(rf"^{re.escape(name)}-c(\d+)(?:{re.escape(AGENTIC_SUFFIX[:-5])})?\.json$")
     out = []
     for path in sorted(result_dir.glob("*.json")):
         m = pattern.match(path.name)
@@ -124,7 +171,7 @@ def unexpected_files(result_dir: Path, name: str, expected: set[int]) -> list[di
     return out
 
 
-def collect(*, recipe: dict, points, isl: int, osl: int, result_dir: Path, manifest_dir: Path,
+def collect(*, recipe: dict, points, isl: int | None, osl: int | None, result_dir: Path, manifest_dir: Path,
             provenance: Provenance, executor: str, job_id: str | None, job_state: JobState,
             job_reason: str | None = None, scale_down: float = 1.0,
             carried: list[dict] | None = None) -> dict:
@@ -136,7 +183,7 @@ def collect(*, recipe: dict, points, isl: int, osl: int, result_dir: Path, manif
     entries = []
     for p in points:
         path = result_dir / p.result_file
-        entry = {"conc": p.conc, "isl": isl, "osl": osl, "requested": p.num_prompts,
+        entry = {"conc": p.conc, "isl": isl, "osl": osl, "requested": p.num_prompts or None,
                  "warmups": p.num_warmups, "file": None, "attempt": provenance.attempt}
         if path.is_file():
             entry.update(read_point(path, p.conc, p.num_prompts))

@@ -42,6 +42,7 @@ from infersweep.recipe.settings import CONFIG_FILE, ROLES
 TEMPLATE_ROOT = Path("benchmarks", "multi_node", "srt-slurm")
 SINGLE_ROOT = Path("benchmarks", "single_node", "srt-slurm")
 DEFAULTS = "defaults"
+AGENTIC = "agentic"
 CONFIG_PREFIX = "recipes/"
 REFUSE, FALLBACK = "refuse", "framework-default"  # what to do when a named recipe is missing
 
@@ -111,22 +112,30 @@ def single_node_name(row: dict) -> str:
             f"_{row.get('framework')}{mtp}")
 
 
+def single_root(row: dict) -> Path:
+    """Where a single-node row's templates live: agentic-coding rows (prefix caching, KV
+    offload, no fixed context) have their own, as InferenceX keeps its agentic scripts apart."""
+    agentic = row.get("scenario-type") == "agentic-coding"
+    return SINGLE_ROOT / AGENTIC if agentic else SINGLE_ROOT
+
+
 def find_single(row: dict, repo: Path, source: str) -> Found:
     """A single-node row's template: its config's own, else its framework's default."""
     name = single_node_name(row)
-    own = repo / SINGLE_ROOT / f"{name}.yaml"
+    root = single_root(row)
+    own = repo / root / f"{name}.yaml"
     if own.is_file():
-        return Found(TEMPLATE, _shown(own), f"{SINGLE_ROOT.as_posix()}/{name}.yaml", None)
+        return Found(TEMPLATE, _shown(own), f"{root.as_posix()}/{name}.yaml", None)
     framework = str(row.get("framework"))
-    default = repo / SINGLE_ROOT / DEFAULTS / f"{framework}.yaml"
+    default = repo / root / DEFAULTS / f"{framework}.yaml"
     if default.is_file():
-        return Found(DEFAULT, _shown(default), f"{SINGLE_ROOT.as_posix()}/{DEFAULTS}/"
+        return Found(DEFAULT, _shown(default), f"{root.as_posix()}/{DEFAULTS}/"
                      f"{framework}.yaml", None)
-    have = sorted(p.stem for p in (repo / SINGLE_ROOT / DEFAULTS).glob("*.yaml"))
+    have = sorted(p.stem for p in (repo / root / DEFAULTS).glob("*.yaml"))
     raise refusal.RowRefused(Diagnostic(
         source, 0, 0, f"single-node row ({rowfit.row_label(row)}): no template "
         f"{_shown(own)} and no default template for framework '{framework}'",
-        f"add {SINGLE_ROOT.as_posix()}/{name}.yaml (defaults exist for "
+        f"add {root.as_posix()}/{name}.yaml (defaults exist for "
         f"{', '.join(have) or 'no framework'})", "row-template"),
         refusal.SINGLE_NODE, framework)
 

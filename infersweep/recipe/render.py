@@ -10,6 +10,7 @@ from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.recipe import (
+    agenticwork,
     lookup,
     refusal,
     rowexpr,
@@ -107,7 +108,8 @@ def set_benchmark(data: dict, work, *, client: str, result_dir: str) -> None:
     """The recipe's benchmark step becomes our client's command for ``work`` (``type`` and
     ``command`` first, the template's other benchmark keys kept after them)."""
     bench = dict(data.get("benchmark") or {})
-    command = workload.command(work, data["name"], client=client, result_dir=result_dir)
+    make = agenticwork.command if getattr(work, "agentic", False) else workload.command
+    command = make(work, data["name"], client=client, result_dir=result_dir)
     data["benchmark"] = {"type": "custom", "command": command,
                          **{k: v for k, v in bench.items() if k not in ("type", "command")}}
 
@@ -145,7 +147,8 @@ def render_row(row: dict, repo: str | Path = ".", *, source: str = "<row>",
     if problems:
         raise InputError(problems)
     data = apply_row_settings(doc, _fill(doc, row, source), row, concs, source)
-    work = workload.from_row(row)
+    work = (agenticwork.from_row(row) if agenticwork.is_agentic(row)
+            else workload.from_row(row))
     set_benchmark(data, work, client=client, result_dir=result_dir)
     problems = (schema.validate(doc, schema.RECIPE_SCHEMA, data=data) + topology.check(doc, data)
                 + rowfit.check_rendered(row, data, source))

@@ -36,6 +36,8 @@ def row_label(row: dict) -> str:
     concs = conc if isinstance(conc, list) else [conc]
     where = " + ".join(parts) or f"TP{row.get('tp')}"
     span = f"{concs[0]}" if len(concs) == 1 else f"{concs[0]}..{concs[-1]}"
+    if row.get("scenario-type") == "agentic-coding":
+        return f"{row.get('model-prefix', '?')} agentic {where}, conc {span}"
     return f"{row.get('model-prefix', '?')} {row.get('isl')}/{row.get('osl')} {where}, conc {span}"
 
 
@@ -56,9 +58,9 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
                 "templates generate the throughput benchmark; run evals separately",
                 "row-eval-only")
         return out
-    if row.get("scenario-type", "fixed-seq-len") != "fixed-seq-len":
+    if row.get("scenario-type", "fixed-seq-len") not in ("fixed-seq-len", "agentic-coding"):
         row_err(f"scenario '{row.get('scenario-type')}' has no srt-slurm template",
-                "only fixed-seq-len rows are rendered")
+                "only fixed-seq-len and agentic-coding rows are rendered")
         return out
     res = data.get("resources") or {}
     gpn = res.get("gpus_per_node")

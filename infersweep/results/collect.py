@@ -150,7 +150,7 @@ def _plausible_rows(rows: list[dict], path: Path, pointer: str, out: Gathered) -
     return kept
 
 
-def _from_file(path: Path, out: Gathered) -> None:
+def _from_file(path: Path, out: Gathered, agentic_results: bool = True) -> None:
     data = sources.load_json(path, "results file")
     kind, schema = ("aggregate", AGGREGATE_SCHEMA) if (
         isinstance(data, dict) and "aggregate-version" in data) else ("processed row", ROW_SCHEMA)
@@ -161,7 +161,8 @@ def _from_file(path: Path, out: Gathered) -> None:
             "pass files written by `results process` or `results collect`", "schema")))
         return
     if kind == "aggregate":
-        out.agentic += agenticagg.reexamine(data.get("agentic") or [], path)
+        if agentic_results:
+            out.agentic += agenticagg.reexamine(data.get("agentic") or [], path)
         out.rows += _plausible_rows(data["rows"], path, "/rows/{i}/", out)
         out.missing += data["missing"]
         out.expected += data["expected"]
@@ -171,13 +172,16 @@ def _from_file(path: Path, out: Gathered) -> None:
         out.rows += _plausible_rows([data], path, "/", out)
 
 
-def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) -> Gathered:
-    """Every row, missing point and expected point named by ``paths``."""
+def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False,
+           agentic_results: bool = True) -> Gathered:
+    """Every row, missing point and expected point named by ``paths``; with
+    ``agentic_results`` false, agentic results below them are left out (staging reads them
+    from artifacts of their own)."""
     from infersweep.agentic import gatepoints
 
     out = Gathered()
     # a folder of agentic results holds no manifest; its results are judged by their own gates
-    agentic = [p for p in paths if gatepoints.holds_results(p)]
+    agentic = [p for p in paths if agentic_results and gatepoints.holds_results(p)]
     out.agentic = gatepoints.examine(agentic)
     manifests, files = set(), set()
     for p in paths:
@@ -190,7 +194,7 @@ def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False) 
     for m in manifests:
         _from_manifest(m, out, allow_incomplete)
     for f in files:
-        _from_file(f, out)
+        _from_file(f, out, agentic_results)
     out.agentic = agenticagg.unique(out.agentic)
     return out
 

@@ -25,10 +25,10 @@ EXECUTORS = ("local", "srt-slurm")
 DEFAULT_OUTPUT = Path("results")
 
 
-def _executor(name: str, evals):
+def _executor(name: str, evals, agentic=None):
     from infersweep.launch.local import LocalExecutor
 
-    return {"local": LocalExecutor}[name](evals=evals)
+    return {"local": LocalExecutor}[name](evals=evals, agentic=agentic)
 
 
 def _output_dir(output: Path | None, run_hint: str) -> Path:
@@ -110,6 +110,10 @@ def sweep():
               default=None,
               help="local: a folder with GSM8K's test.jsonl (also the simulator's answer key) "
                    "and train.jsonl [default: a small set written into each job folder].")
+@click.option("--traces", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              default=None,
+              help="local: agentic-coding rows replay this folder of Weka traces [default: a "
+                   "seeded synthetic corpus, `agentic traces generate`'s defaults].")
 @click.option("--stage", is_flag=True,
               help="When the run is stageable, stage it into the results store (as `store "
                    "ingest` does) and rebuild the report from the store (as `report build` "
@@ -118,7 +122,8 @@ def sweep():
 @click.option("--site", type=click.Path(path_type=Path), default=Path("results", "site"),
               show_default=True, help="With --stage: the report's folder.")
 def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, previous, timeout,
-            repo, eval_accuracy, eval_stall_rate, eval_data, stage, db, site, **selection):
+            repo, eval_accuracy, eval_stall_rate, eval_data, traces, stage, db, site,
+            **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
     Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
@@ -168,7 +173,14 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
 
         evals = EvalSim(accuracy=eval_accuracy, stall_rate=eval_stall_rate, data_dir=eval_data,
                         scale_down=scale_down)
-        runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals), out_dir=out,
+        agentic = None
+        if any(r.get("scenario-type") == "agentic-coding" for _, r in pairs):
+            from infersweep.launch.localagentic import AgenticLocal
+
+            agentic = AgenticLocal(out / "_agentic", traces=traces)
+            agentic.env()  # client, traces and tokenizer ready (or refused) before any job
+        runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals, agentic),
+                       out_dir=out,
                        scale_down=scale_down, previous=prior, timeout=timeout, display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "

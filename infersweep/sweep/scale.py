@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, replace
 
 from infersweep.recipe import workload
-from infersweep.recipe.render import Rendered
+from infersweep.recipe.render import Rendered, set_benchmark
 
 MIN_OSL = 2  # TPOT needs a second output token
 
@@ -34,12 +34,17 @@ def scale(rendered: Rendered, factor: float, *, client: str, result_dir: str) ->
     if factor == 1:
         return rendered
     w = rendered.workload
+    if getattr(w, "agentic", False):  # the window and warm-up shrink inside the replay
+        return _with_workload(rendered, w.scaled(factor), client=client, result_dir=result_dir)
     scaled = ScaledWorkload(model=w.model, isl=max(1, round(w.isl / factor)),
                             osl=max(MIN_OSL, round(w.osl / factor)), range_ratio=w.range_ratio,
                             concs=w.concs, prompts_per_conc=w.prompts_per_conc,
                             warmups_per_conc=w.warmups_per_conc, eval_conc=w.eval_conc,
                             scale_down=factor)
+    return _with_workload(rendered, scaled, client=client, result_dir=result_dir)
+
+
+def _with_workload(rendered: Rendered, work, *, client: str, result_dir: str) -> Rendered:
     recipe = copy.deepcopy(rendered.recipe)
-    recipe["benchmark"]["command"] = workload.command(scaled, rendered.name, client=client,
-                                                      result_dir=result_dir)
-    return replace(rendered, recipe=recipe, workload=scaled, points=scaled.points(rendered.name))
+    set_benchmark(recipe, work, client=client, result_dir=result_dir)
+    return replace(rendered, recipe=recipe, workload=work, points=work.points(rendered.name))

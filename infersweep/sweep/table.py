@@ -25,9 +25,12 @@ def point_row(m: dict, p: dict) -> list[str]:
     intvty = 1000.0 / tpot if tpot else None
     done = "-" if p.get("completed") is None else str(p["completed"])
     status = p["status"] if p["status"] == manifests.PRESENT else f"{p['status']}: {p['reason']}"
-    return [m["provenance"]["config-key"], m["name"], str(p["conc"]), f"{p['isl']}/{p['osl']}",
+    # an agentic point has no fixed lengths and no prompt count: it replays for a window
+    lengths = "agentic" if p["isl"] is None else f"{p['isl']}/{p['osl']}"
+    asked = f"{done} requests" if p["requested"] is None else f"{done}/{p['requested']}"
+    return [m["provenance"]["config-key"], m["name"], str(p["conc"]), lengths,
             _num(per_gpu), _num(intvty), _num(metrics.get("median_ttft_ms")),
-            _num(metrics.get("p99_ttft_ms")), f"{done}/{p['requested']}", status]
+            _num(metrics.get("p99_ttft_ms")), asked, status]
 
 
 def rows(found: list[dict]) -> list[list[str]]:
