@@ -36,9 +36,10 @@ from infersweep import store as storemod
 from infersweep.diagnostics import InputError
 from infersweep.report.fromstore import rebuild
 from infersweep.results import compare
+from infersweep.stage import agenticarts, authorize, comment, gates, runs
 from infersweep.stage import artifacts as arts
-from infersweep.stage import authorize, comment, gates, runs
 from infersweep.stage.github import GitHub, GitHubError
+from infersweep.store.agentic import is_publishable
 
 CHANGELOG_ARTIFACT = "changelog-metadata"
 RESULTS_ARTIFACT = "results_bmk"
@@ -167,14 +168,14 @@ class Backend:
         """Ingest the gated points and evals (one transaction), compare, rebuild the report;
         what the reply shows. Anything failing after the ingest committed raises
         :class:`AfterIngest`."""
-        points, evals = verdict.points, verdict.evals
+        points, evals, agentic = verdict.points, verdict.evals, verdict.agentic
         run = cand.run
         info = storemod.RunInfo(
             run_id=str(cand.run_id), attempt=cand.attempt, source="github",
             created_at=run.get("created_at"), head_sha=run.get("head_sha"),
             pr_number=pr_number, labels=cand.labels, url=cand.url, changelog=changelog,
             workflow=runs.WORKFLOW_PATH)
-        summary = self.store().ingest(info, points, evals)
+        summary = self.store().ingest(info, points, evals, agentic)
         try:
             comparison = self.comparison(str(cand.run_id), points)
             page = self.report(str(cand.run_id), cand.attempt)
@@ -182,7 +183,7 @@ class Backend:
             if _debug():
                 raise
             raise AfterIngest(summary, exc) from None
-        return {"summary": summary, "points": points, "evals": evals,
+        return {"summary": summary, "points": points, "evals": evals, "agentic": agentic,
                 "comparison": comparison, "page": page}
 
     def comparison(self, run_id: str, points: list[dict]) -> str:
@@ -380,6 +381,15 @@ class Stager:
                               "(GitHub keeps artifacts for a limited time).",
                               "Re-run the sweep, then stage the new run.")
             picked[name] = art
+        agentic = agenticarts.pairs(listed)
+        for pair in agentic:
+            for name, art in ((agenticarts.RESULTS_PREFIX + pair.name, pair.results),
+                              (agenticarts.EXPORTS_PREFIX + pair.name, pair.exports)):
+                if art is not None and art.get("expired"):
+                    raise Refused(f"the `{name}` artifact of run {cand.run_id} has expired "
+                                  "(GitHub keeps artifacts for a limited time).",
+                                  "Re-run the sweep, then stage the new run.")
+        picked[AGENTIC] = agentic
         if self.settings.workdir is not None:
             return self._download_and_stage(req, cand, picked, Path(self.settings.workdir))
         with tempfile.TemporaryDirectory(prefix="infersweep-stage-") as tmp:
@@ -389,23 +399,21 @@ class Stager:
         limits = self.settings.limits
         folders = {}
         for name, art in picked.items():
+            if name == AGENTIC:
+                continue
             target = workdir / name
-            try:  # streamed to a temporary file under the byte cap, then unpacked
+            with _unpacking(name, cand):  # streamed under the byte cap, then unpacked
                 arts.download(self.gh, art, target, limits)
-            except GitHubError as exc:
-                if exc.status == 410:
-                    raise Refused(f"the `{name}` artifact of run {cand.run_id} has expired "
-                                  "(GitHub answered 410 Gone).", "Re-run the sweep, then stage "
-                                  "the new run.") from None
-                raise
-            except arts.UnsafeArchive as exc:
-                raise Refused(f"the `{name}` artifact of run {cand.run_id} was not unpacked: "
-                              f"{exc}.", "Artifacts of a sweep are written by its own jobs; "
-                              "re-run the sweep and stage the new run.") from None
             folders[name] = target
+        agentic_dirs = []
+        for pair in picked.get(AGENTIC, []):
+            with _unpacking(" and ".join(f"`{n}`" for n in agenticarts.artifact_names(pair))
+                            .strip("`"), cand):
+                agentic_dirs.append(agenticarts.download(self.gh, pair, workdir, limits))
         rows = gates.matrix_rows(folders[ROWS_ARTIFACT])
         verdict = gates.judge(folders[RESULTS_ARTIFACT], rows, self.settings.thresholds,
-                              str(cand.run_id), eval_dataset=self.settings.eval_dataset)
+                              str(cand.run_id), eval_dataset=self.settings.eval_dataset,
+                              agentic_dirs=agentic_dirs)
         if not verdict.passed:
             raise Refused(f"run {cand.run_id} is not stageable ({verdict.line()}), "
                           f"{len(verdict.problems)} problem(s):\n\n" + _bullets(verdict.problems),
@@ -413,18 +421,83 @@ class Stager:
                           "attempt. The run's conclusion does not matter; these checks do.")
         changelog = storemod.read_changelog(folders[CHANGELOG_ARTIFACT])
         staged = self.backend.stage(cand, verdict, changelog, req.number)
+        n_agentic = len(staged["agentic"])
+        agentic = f", {n_agentic} agentic result(s)" if n_agentic else ""
         text = (f"staged [run {cand.run_id}]({cand.url}){self._attempt(cand)}: "
-                f"{len(staged['points'])} point(s), {len(staged['evals'])} eval(s); "
+                f"{len(staged['points'])} point(s){agentic}, {len(staged['evals'])} eval(s); "
                 f"{verdict.line()}.\n\nReport: {staged['page']}\n\n"
                 f"### Compared with the newest earlier staged run of each config\n\n"
-                f"{staged['comparison']}\n\nStaging the same run again updates its rows; "
-                "other staged runs are kept.")
+                f"{staged['comparison'] or 'No fixed-sequence-length points.'}\n\n"
+                f"{agentic_table(staged['agentic'])}"
+                "Staging the same run again updates its rows; other staged runs are kept.")
         return Outcome(STAGED, 0, text, page_url=staged["page"],
-                       detail=f"{len(staged['points'])} points, {len(staged['evals'])} evals")
+                       detail=f"{len(staged['points'])} points, {n_agentic} agentic, "
+                              f"{len(staged['evals'])} evals" if n_agentic else
+                              f"{len(staged['points'])} points, {len(staged['evals'])} evals")
 
     @staticmethod
     def _attempt(cand: runs.Candidate) -> str:
         return f" (attempt {cand.attempt})" if cand.attempt > 1 else ""
+
+
+AGENTIC = "agentic"  # the key of the agentic artifact pairs among the picked artifacts
+
+
+class _unpacking:
+    """Downloading artifact ``name``: an expired one (410) or one the extractor refuses
+    becomes the reply that says so."""
+
+    def __init__(self, name: str, cand: runs.Candidate):
+        self.name, self.cand = name, cand
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if isinstance(exc, GitHubError) and exc.status == 410:
+            raise Refused(f"the `{self.name}` artifact of run {self.cand.run_id} has expired "
+                          "(GitHub answered 410 Gone).", "Re-run the sweep, then stage "
+                          "the new run.") from None
+        if isinstance(exc, arts.UnsafeArchive):
+            raise Refused(f"the `{self.name}` artifact of run {self.cand.run_id} was not "
+                          f"unpacked: {exc}.", "Artifacts of a sweep are written by its own "
+                          "jobs; re-run the sweep and stage the new run.") from None
+        return False
+
+
+def _pct(v) -> str:
+    return "–" if v is None else f"{v * 100:.1f}%"
+
+
+def _num(v, fmt: str) -> str:
+    return "–" if v is None else format(v, fmt)
+
+
+def agentic_table(entries: list[dict]) -> str:
+    """The staged agentic results for the reply: one line per point, its headline numbers
+    and whether it may be published (a scaled-down local run never may)."""
+    if not entries:
+        return ""
+    from infersweep.results.agenticagg import offload_mode
+    from infersweep.store.agentic import columns
+
+    lines = ["### Agentic coding", "",
+             "| config | KV offload | conc | tok/s/GPU | tok/s/user p50 | TTFT p50 | "
+             "GPU / CPU / theoretical hit | errors | publishable |",
+             "|---|---|---:|---:|---:|---:|---|---:|---|"]
+    for e in entries:
+        c, r = columns(e), e["result"]
+        ttft = c["median_ttft"]
+        pub = ("yes" if is_publishable(r) else
+               "**no — local, not publishable**" if c["scaled"] else "no")
+        lines.append(f"| `{e['config_key']}` | {offload_mode(r)} | {c['conc']} | "
+                     f"{_num(c['tput_per_gpu'], ',.1f')} | {_num(c['median_intvty'], ',.2f')} | "
+                     f"{'–' if ttft is None else f'{ttft * 1000:,.0f} ms'} | "
+                     f"{_pct(c['server_gpu_cache_hit_rate'])} / "
+                     f"{_pct(c['server_cpu_cache_hit_rate'])} / "
+                     f"{_pct(c['theoretical_cache_hit_rate'])} | {_pct(c['error_rate'])} | "
+                     f"{pub} |")
+    return "\n".join(lines) + "\n\n"
 
 
 def summary_markdown(out: Outcome) -> str:

@@ -22,10 +22,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infersweep.agentic import gatepoints
 from infersweep.diagnostics import InputError
+from infersweep.results import agenticagg, runids
 from infersweep.results import check as checking
 from infersweep.results import collect as collecting
-from infersweep.results import runids
 from infersweep.results.sources import load_json
 
 AGGREGATE = Path("aggregate", "results.json")
@@ -45,6 +46,7 @@ class GateResult:
     evals_checked: int = 0
     points: list[dict] = field(default_factory=list)    # what the store gets: the checked
     evals: list[dict] = field(default_factory=list)     # evidence, nothing else
+    agentic: list[dict] = field(default_factory=list)   # `results collect`'s agentic entries
 
     @property
     def passed(self) -> bool:
@@ -54,7 +56,9 @@ class GateResult:
         c = self.counts
         head = f"{c.get('complete', 0)} of {c.get('expected', 0)} expected point(s) complete"
         evals = f", {self.evals_checked} eval(s) checked" if self.evals_checked else ""
-        return head + evals
+        local = c.get("local") or 0
+        local = f", {local} of them local agentic runs (not publishable)" if local else ""
+        return head + local + evals
 
 
 def matrix_rows(rows_dir: Path) -> list[dict]:
@@ -65,10 +69,14 @@ def matrix_rows(rows_dir: Path) -> list[dict]:
 
 
 def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | None = None,
-          *, eval_dataset: str | os.PathLike | None = None) -> GateResult:
+          *, eval_dataset: str | os.PathLike | None = None,
+          agentic_dirs: list[Path] = ()) -> GateResult:
     """Both gates on an unpacked ``results_bmk`` against the run's matrix ``rows``; with
-    ``run_id``, every row and eval must say it was measured by that run. On a pass,
-    ``points`` and ``evals`` are what the store may take."""
+    ``run_id``, every row and eval must say it was measured by that run. ``agentic_dirs``:
+    the agentic job folders rebuilt from their own artifacts
+    (:mod:`infersweep.stage.agenticarts`), the only agentic evidence; agentic results inside
+    ``results_bmk`` are not read. On a pass, ``points``, ``evals`` and ``agentic`` are what
+    the store may take."""
     out = GateResult()
     bmk_dir = Path(bmk_dir)
     jobs = bmk_dir / RESULTS
@@ -77,11 +85,14 @@ def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | 
                             "collect job did not finish)")
         return out
     try:
-        g = collecting.gather([str(jobs)], allow_incomplete=True, allow_empty=True)
+        g = collecting.gather([str(jobs)], allow_incomplete=True, allow_empty=True,
+                              agentic_results=False)
+        g.agentic = gatepoints.examine([str(d) for d in agentic_dirs])
     except InputError as exc:
         out.problems += [str(d) for d in exc.diagnostics]
         return out
     agg = collecting.aggregate(g)
+    agentic = agenticagg.entries(g.agentic)
     problems, counts = checking.check(agg, errors=g.errors, matrix_rows=rows)
     out.counts = counts
     out.problems += [f"results check: {p}" for p in problems]
@@ -93,14 +104,39 @@ def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | 
                                 f"not of run {run_id}")
     out.problems += _disagreements(bmk_dir / AGGREGATE, agg["rows"], "rows",
                                    collecting.point_key, _point_label)
+    if _claims(bmk_dir / AGGREGATE, "agentic"):  # an aggregate silent on agentic claims none
+        out.problems += _disagreements(bmk_dir / AGGREGATE, agentic, "agentic", _agentic_key,
+                                       _agentic_label, fields=("result",))
     evals = _evals(bmk_dir, rows, thresholds_file, run_id, eval_dataset, out)
     out.problems += _disagreements(bmk_dir / EVAL_AGGREGATE, evals, "evals", _eval_key,
                                    _eval_label, fields=EVAL_SCORES)
     if out.passed:
         for r in agg["rows"]:  # where in the artifact, not where this machine unpacked it
             r["result_file"] = _relative(str(r["result_file"]), bmk_dir)
-        out.points, out.evals = agg["rows"], evals
+        for e in agentic:
+            e["result_file"] = _relative(e["result_file"], bmk_dir.parent)
+        out.points, out.evals, out.agentic = agg["rows"], evals, agentic
     return out
+
+
+def _claims(path: Path, key: str) -> bool:
+    try:
+        data = load_json(path, path.name)
+    except InputError:
+        return True  # unreadable: the comparison says so
+    return not isinstance(data, dict) or key in data
+
+
+def _agentic_key(e: dict) -> tuple:
+    r = e.get("result") if isinstance(e.get("result"), dict) else {}
+    return (e.get("config_key"), r.get("recipe_fingerprint"), agenticagg.offload_mode(r),
+            r.get("conc"))
+
+
+def _agentic_label(e: dict) -> str:
+    r = e.get("result") if isinstance(e.get("result"), dict) else {}
+    return (f"agentic {e.get('config_key')} {agenticagg.offload_mode(r)} "
+            f"c={r.get('conc')}")
 
 
 def _point_label(r: dict) -> str:
