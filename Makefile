@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit integration lint clean replay
+.PHONY: install run test unit integration lint clean replay agentic
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,25 @@ run: $(STAMP)
 	$(BIN)/infersweep validate
 	$(BIN)/infersweep sweep run --config-keys $(SWEEP_KEYS) --scale-down $(SCALE_DOWN) --stage
 
-test: $(STAMP) lint
-	$(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
+# The agentic replay client (agentx-harness, pinned in configs/runtimes.yaml) in a venv of its
+# own: the suite replays traces with it, never skipping (docs/agentic.md).
+AGENTIC_VENV ?= .venv-agentic
+AGENTIC_STAMP := $(AGENTIC_VENV)/infersweep-client.json
+$(AGENTIC_STAMP): configs/agentic-client.lock configs/runtimes.yaml $(STAMP)
+	$(BIN)/infersweep agentic client install --venv $(AGENTIC_VENV)
+
+test: $(STAMP) $(AGENTIC_STAMP) lint
+	INFERSWEEP_TEST_AGENTIC_CLIENT_VENV=$(abspath $(AGENTIC_VENV)) \
+	  $(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
+
+# One agentic-coding config on this machine: its rows at concurrency 4 replayed by the pinned
+# client against the simulator for a 30 s window each (--scale-down 120), then staged.
+AGENTIC_KEYS ?= dsv4-fp4-mi355x-sglang-agentic
+AGENTIC_CONC ?= 4
+AGENTIC_SCALE_DOWN ?= 120
+agentic: $(STAMP) $(AGENTIC_STAMP)
+	INFERSWEEP_AGENTIC_CLIENT_VENV=$(abspath $(AGENTIC_VENV)) $(BIN)/infersweep sweep run \
+	  --config-keys $(AGENTIC_KEYS) --conc $(AGENTIC_CONC) --scale-down $(AGENTIC_SCALE_DOWN) --stage
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests --ignore=tests/integration $(PYTEST_ARGS)
@@ -45,7 +62,7 @@ replay: $(STAMP)
 	$(BIN)/infersweep replay $(REPLAY_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(AGENTIC_VENV) .pytest_cache
 
 # The benchmark client as one file for an engine container's bare Python >= 3.10
 # (docs/bench-and-sim.md, "Running inside the engine's container"); sha256 beside it.

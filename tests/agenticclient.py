@@ -1,6 +1,7 @@
 """The replay client's venv for tests that run it (agentx-harness: bin/aiperf, bin/python).
 
-``INFERSWEEP_AGENTIC_CLIENT_VENV`` names it. Without it those tests skip, unless
+``INFERSWEEP_TEST_AGENTIC_CLIENT_VENV`` (set by ``make test``; the user's
+``INFERSWEEP_AGENTIC_CLIENT_VENV`` otherwise) names it. Without it those tests skip, unless
 ``INFERSWEEP_REQUIRE_AGENTIC=1`` says the client must be there (then they fail). The variable
 is read when this module is imported, at collection: the suite's hermetic fixture clears the
 user's ``INFERSWEEP_*`` settings before any test runs.
@@ -14,8 +15,9 @@ from pathlib import Path
 import pytest
 
 VENV_ENV = "INFERSWEEP_AGENTIC_CLIENT_VENV"
+TEST_VENV_ENV = "INFERSWEEP_TEST_AGENTIC_CLIENT_VENV"  # the harness's: kept through the suite
 REQUIRE_ENV = "INFERSWEEP_REQUIRE_AGENTIC"
-_VENV = os.environ.get(VENV_ENV, "")
+_VENV = os.environ.get(TEST_VENV_ENV) or os.environ.get(VENV_ENV, "")
 _REQUIRED = os.environ.get(REQUIRE_ENV) == "1"
 
 
