@@ -15,6 +15,7 @@ import click
 
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.manifest import now
+from infersweep.results import agenticagg
 from infersweep.results import collect as collecting
 from infersweep.results.sources import load_json
 from infersweep.store.model import StagedRun
@@ -81,10 +82,22 @@ def _from_aggregate_file(agg_file: Path) -> StagedRun:
         raise _error(agg_file, "the run has no result rows")
     run_id, attempt = _identity(agg_file, rows)
     staged = data.get("created") if isinstance(data.get("created"), str) else None
+    g = collecting.gather([str(agg_file)], allow_incomplete=True)
     return StagedRun(run_id=run_id, attempt=attempt,
                      source="github" if run_id.isdigit() else "local",
                      staged_at=staged or now(), changelog=changelog,
-                     points=collecting.deduplicate(rows), evals=evals)
+                     points=collecting.deduplicate(rows), evals=evals,
+                     agentic=_gated(agenticagg.entries(g.agentic)))
+
+
+def _gated(entries: list[dict]) -> list[dict]:
+    """The agentic results that pass their gates (as the store takes them); the others are
+    named in a warning and left out of the report."""
+    for e in entries:
+        if e["problems"]:
+            click.echo(f"warning: {e['result_file']}: left out of the report, it did not pass "
+                       f"the agentic gates: {e['problems'][0]}", err=True)
+    return [e for e in entries if not e["problems"]]
 
 
 def _from_folder(folder: Path) -> StagedRun:
@@ -95,7 +108,9 @@ def _from_folder(folder: Path) -> StagedRun:
     for w in d.warnings:
         click.echo(f"warning: {w}", err=True)
     ids = d.run_ids
-    if d.run_id is None or len(ids) != 1:
+    if not ids and d.agentic and not d.points and not d.evals:
+        ids = [folder.name]  # agentic results name no run: the folder names it
+    if len(ids) != 1:
         raise _error(folder, f"rows of several runs ({', '.join(ids)})" if ids else
                      "the rows name no run id", "give one run per --from-run")
     staged = d.started
@@ -103,11 +118,12 @@ def _from_folder(folder: Path) -> StagedRun:
     if d.layout == "artifacts" and agg.is_file():
         created = load_json(agg, "aggregate").get("created")
         staged = created if isinstance(created, str) else staged
-    return StagedRun(run_id=d.run_id, attempt=d.attempt,
-                     source="github" if d.layout == "artifacts" and d.run_id.isdigit()
+    run_id = ids[0]
+    return StagedRun(run_id=run_id, attempt=d.attempt,
+                     source="github" if d.layout == "artifacts" and run_id.isdigit()
                      else "local",
                      staged_at=staged or now(), created_at=d.started, changelog=d.changelog,
-                     points=d.points, evals=d.evals)
+                     points=d.points, evals=d.evals, agentic=_gated(d.agentic))
 
 
 def load(raw: str | Path) -> StagedRun:

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from infersweep.report import agenticcharts, agenticview, output, pareto, views
 from infersweep.report import charts as chartmod
-from infersweep.report import output, pareto, views
 from infersweep.store.model import StagedRun
 
 DEFAULT_TITLE = "infersweep results"
 PLOTLY_JS = "plotly.min.js"
+AGENTIC_PAGE = "agentic.html"
 CSS = "report.css"
 
 
@@ -62,6 +63,11 @@ def _num(value, fmt: str) -> str:
     return format(n, fmt)
 
 
+def _pct(fraction) -> str:
+    n = pareto.number(fraction)
+    return "" if n is None else f"{n * 100:.1f}%"
+
+
 def _ms(seconds):
     """Rows keep latencies in seconds (as InferenceX does); tables show milliseconds."""
     n = pareto.number(seconds)
@@ -74,7 +80,8 @@ def _environment():
     env = jinja2.Environment(loader=jinja2.PackageLoader("infersweep.report", "templates"),
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(num=_num, ms=_ms, run_page=run_page_path, config_page=config_page_path)
+    env.globals.update(num=_num, ms=_ms, pct=_pct, run_page=run_page_path,
+                       config_page=config_page_path, agentic_page=AGENTIC_PAGE)
     return env
 
 
@@ -117,6 +124,25 @@ class _Writer:
                                                  len(c.series)))
         return out
 
+    def figure(self, page: str, fig: dict, n_points: int, n: int) -> _RenderedChart:
+        """A figure drawn by plotly as chart ``n`` of ``page`` (the agentic page's charts)."""
+        div = f"chart-{n}"
+        title = fig["layout"]["title"]["text"]
+        html = Markup(chartmod.chart_html(fig, div))  # noqa: S704 - plotly's escaped JSON
+        self.summary.charts.append(ChartInfo(page, div, title, n_points, len(fig["data"])))
+        return _RenderedChart(title, n_points, html)
+
+    def agentic(self, configs: list[agenticview.AgenticConfig]) -> None:
+        """The agentic page: per config, both charts with a table under each."""
+        sections, n = [], 0
+        for cfg in configs:
+            tput = self.figure(AGENTIC_PAGE, *agenticcharts.throughput(cfg), n)
+            hits = self.figure(AGENTIC_PAGE, *agenticcharts.cache_hits(cfg), n + 1)
+            n += 2
+            sections.append({"cfg": cfg, "throughput": tput, "hits": hits})
+        self.page(AGENTIC_PAGE, "agentic.html", sections=sections, local=agenticview.LOCAL,
+                  charts=[c for s in sections for c in (s["throughput"], s["hits"])])
+
     def page(self, rel: str, template: str, **context) -> None:
         root = "../" * rel.count("/")
         text = self.env.get_template(template).render(title=self.title, root=root, **context)
@@ -143,7 +169,10 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
 
         (tmp / CSS).write_bytes(files("infersweep.report").joinpath("templates", CSS)
                                 .read_bytes())
-        w.page("index.html", "index.html", site=site, charts=[])
+        agentic = agenticview.arrange(site.runs)
+        w.page("index.html", "index.html", site=site, charts=[], agentic=agentic)
+        if agentic:
+            w.agentic(agentic)
         for key, view in site.configs.items():
             rel = config_page_path(key)
             pairs = [(site.index_of(r), r, p) for r, p in view.points]
