@@ -283,10 +283,14 @@ def _catalog_rows_with_templates(repo: Path) -> list[tuple[str, dict]]:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 @MISSING_OPTION
+@click.option("--scenario", type=click.Choice(["fixed-seq-len", "agentic-coding"]),
+              default="fixed-seq-len", show_default=True,
+              help="Which scenario's rows to cover (the other scenarios are counted apart).")
 @progress.option()
 def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, jobs, fmt,
-                     missing, no_progress):
-    """Which fixed-seq-len rows of a catalog get a recipe, and does srtctl accept it?
+                     missing, scenario, no_progress):
+    """Which rows of a catalog (fixed-seq-len, or --scenario agentic-coding) get a recipe,
+    and does srtctl accept it?
 
     Every row is rendered as a launch renders it and reported as rendered (with the
     config's own template, or from the srt-slurm checkout) or refused, refusals grouped by
@@ -309,7 +313,7 @@ def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, j
     judge = None
     if srtctl_dir is not None:
         judge = srtctl.locate(srtctl_dir, say=lambda text: click.echo(text, err=True))
-    pairs, skipped = coverage.catalog_rows(files, runners)
+    pairs, skipped = coverage.catalog_rows(files, runners, scenario)
     cov = coverage.run(pairs, repo, srt_slurm=checkout, srtctl=judge, skipped=skipped,
                        jobs=jobs, show_progress=not no_progress, missing=missing)
     commit = lookup.commit_of(checkout) if checkout is not None else None
@@ -319,4 +323,4 @@ def coverage_command(config_files, runner_config, repo, srt_slurm, srtctl_dir, j
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         sys.stdout.write(coveragereport.table(cov, catalogs=files, srt_slurm=checkout,
-                                              srt_slurm_commit=commit))
+                                              srt_slurm_commit=commit, scenario=scenario))

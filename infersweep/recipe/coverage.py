@@ -1,5 +1,5 @@
-"""`recipe coverage`: does every fixed-seq-len row of a catalog get a recipe, and does srtctl
-take it?
+"""`recipe coverage`: does every row of a catalog's scenario (fixed-seq-len, or
+agentic-coding) get a recipe, and does srtctl take it?
 
 Each row is rendered as a launch would render it and ends up in one of three places:
 rendered (and from which source: the config's own template, the srt-slurm checkout; a later
@@ -102,21 +102,21 @@ class Coverage:
                             if o.dry_run == status).most_common())
 
 
-def catalog_rows(config_files: list[Path], runner_file: Path) -> tuple[list[tuple[str, dict]],
-                                                                        Counter]:
-    """Every (config key, row) of the catalog's fixed-seq-len scenario, no eval marking,
-    and the number of rows of the other scenarios (not covered)."""
+def catalog_rows(config_files: list[Path], runner_file: Path,
+                 scenario: str = FIXED) -> tuple[list[tuple[str, dict]], Counter]:
+    """Every (config key, row) of the catalog's ``scenario``, no eval marking, and the
+    number of rows of the other scenarios (not covered)."""
     from infersweep.config.catalog import load_catalog
     from infersweep.matrix.generate import Selection, generate_keyed
 
     catalog = load_catalog(config_files, runner_file, strict_runners=False)
     pairs, skipped = [], Counter()
     for key, row in generate_keyed(catalog, Selection(evals="none")):
-        scenario = row.get("scenario-type", FIXED)
-        if scenario == FIXED:
+        found = row.get("scenario-type", FIXED)
+        if found == scenario:
             pairs.append((key, row))
         else:
-            skipped[scenario] += 1
+            skipped[found] += 1
     return pairs, skipped
 
 

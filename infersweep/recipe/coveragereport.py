@@ -42,7 +42,7 @@ def _short(commit: str | None) -> str:
 
 
 def table(cov: Coverage, *, catalogs: list[Path], srt_slurm: Path | None,
-          srt_slurm_commit: str | None) -> str:
+          srt_slurm_commit: str | None, scenario: str = "fixed-seq-len") -> str:
     s = cov.summary()
     lines = [f"recipe coverage of {', '.join(str(p) for p in catalogs)}"]
     lines.append("srt-slurm checkout: " + (f"{srt_slurm}{_short(srt_slurm_commit)}"
@@ -50,7 +50,7 @@ def table(cov: Coverage, *, catalogs: list[Path], srt_slurm: Path | None,
     if cov.srtctl is not None:
         lines.append(f"srtctl dry run: {cov.srtctl.exe}{_short(cov.srtctl.commit)}")
     other = ", ".join(f"{n} {k}" for k, n in sorted(cov.skipped.items()))
-    counts = [["fixed-seq-len rows", s["rows"]], ["rendered", s["rendered"]]]
+    counts = [[f"{scenario} rows", s["rows"]], ["rendered", s["rendered"]]]
     counts += [[f"  {SOURCE_WORDS.get(k, f'from {k}')}", n]
                for k, n in s["rendered-by-source"].items()]
     if cov.srtctl is not None:

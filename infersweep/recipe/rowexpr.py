@@ -37,10 +37,13 @@ FORMS = "arithmetic (*, + and / rounding up) of row fields and whole numbers"  #
 _TOKEN = re.compile(rf"row\.({_FIELD})|(\d+)|([*/+])")
 
 
+CLUSTER_PREFIX = "cluster:"  # agentic rows run on an exact cluster label
+
+
 def gpu_of(runner: str) -> str:
     """The GPU of a runner label as InferenceX's script names spell it (``mi355x-disagg`` ->
-    ``mi355x``)."""
-    return runner.split("-", 1)[0]
+    ``mi355x``; an agentic row's ``cluster:mi355x-amds`` -> ``mi355x``)."""
+    return runner.removeprefix(CLUSTER_PREFIX).split("-", 1)[0]
 
 
 def fields(inner: str) -> list[str]:

@@ -18,8 +18,8 @@ Rules apply in order; each whose ``when`` holds (every condition; ``any:`` one o
 sets its dotted paths (``null`` removes the key) or refuses the row with its message. A
 condition is a row field (``tp``, ``ep``, ``dp-attn``, ``spec-decoding``, ``isl``,
 ``prefill.tp``, the derived ``gpu`` and ``setting.NAME``, see ``rowexpr``) or ``conc``
-compared with a value, or with ``min``/``max``/``in``/``not``. A value may hold
-``{{ row.FIELD }}``, ``{{ row.conc }}`` and arithmetic such as ``{{ row.isl * row.tp }}``.
+compared with a value, or with ``min``/``max``/``in``/``not`` (a value, or a list: none
+of them). A value may hold ``{{ row.FIELD }}``, ``{{ row.conc }}`` and arithmetic such as ``{{ row.isl * row.tp }}``.
 """
 
 from __future__ import annotations
@@ -165,7 +165,8 @@ def holds(when: dict, ctx: Context) -> bool:
                 return False
             if "in" in cond and value not in cond["in"]:
                 return False
-            if "not" in cond and value == cond["not"]:
+            if "not" in cond and (value in cond["not"] if isinstance(cond["not"], list)
+                                  else value == cond["not"]):
                 return False
         elif value != cond:
             return False
