@@ -10,7 +10,8 @@ in its prefill (or decode) additional-settings. The file is looked for
 
 A multi-node row that names no ``CONFIG_FILE`` (InferenceX runs such rows with its own
 scripts) gets its framework's disaggregated default,
-``benchmarks/multi_node/srt-slurm/defaults/<framework>.yaml``: the topology, parallelism,
+``benchmarks/multi_node/srt-slurm/defaults/<framework>.yaml`` (an agentic-coding row's under
+``.../srt-slurm/agentic/defaults/``): the topology, parallelism,
 speculative decoding and KV transfer of the row, the engine's defaults for the rest. A row
 whose named recipe exists nowhere is refused, unless the caller asks for the default in its
 place (``missing=FALLBACK``: ``recipe coverage``/``recipe render --missing-recipe``), which is
@@ -140,20 +141,28 @@ def find_single(row: dict, repo: Path, source: str) -> Found:
         refusal.SINGLE_NODE, framework)
 
 
+def multi_defaults_dir(row: dict) -> Path:
+    """Where a multi-node row's framework defaults live: an agentic-coding row's (prefix
+    caching, prefill's DRAM offload, the replay) under ``agentic/defaults/``."""
+    agentic = row.get("scenario-type") == "agentic-coding"
+    return TEMPLATE_ROOT / AGENTIC / DEFAULTS if agentic else TEMPLATE_ROOT / DEFAULTS
+
+
 def multi_default(row: dict, repo: Path) -> Found | None:
     """A multi-node row's framework default, if there is one for its framework."""
     framework = str(row.get("framework"))
-    path = repo / TEMPLATE_ROOT / DEFAULTS / f"{framework}.yaml"
+    folder = multi_defaults_dir(row)
+    path = repo / folder / f"{framework}.yaml"
     if not path.is_file():
         return None
-    return Found(DEFAULT, _shown(path), f"{TEMPLATE_ROOT.as_posix()}/{DEFAULTS}/"
-                 f"{framework}.yaml", None)
+    return Found(DEFAULT, _shown(path), f"{folder.as_posix()}/{framework}.yaml", None)
 
 
-def _defaults_hint(repo: Path) -> str:
-    have = sorted(p.stem for p in (repo / TEMPLATE_ROOT / DEFAULTS).glob("*.yaml"))
+def _defaults_hint(row: dict, repo: Path) -> str:
+    folder = multi_defaults_dir(row)
+    have = sorted(p.stem for p in (repo / folder).glob("*.yaml"))
     return (f"multi-node defaults exist for {', '.join(have) or 'no framework'} "
-            f"(under {TEMPLATE_ROOT.as_posix()}/{DEFAULTS}/)")
+            f"(under {folder.as_posix()}/)")
 
 
 def find(row: dict, repo: Path, srt_slurm: Path | None, source: str, *,
@@ -173,7 +182,7 @@ def find(row: dict, repo: Path, srt_slurm: Path | None, source: str, *,
         if default is None:
             first = exc.diagnostics[0]
             hint = (f"{first.hint}, or add a default for framework '{row.get('framework')}' "
-                    f"({_defaults_hint(repo)})")
+                    f"({_defaults_hint(row, repo)})")
             raise refusal.RowRefused(replace(first, hint=hint), exc.reason,
                                      exc.detail) from None
         return default
