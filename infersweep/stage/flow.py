@@ -11,7 +11,8 @@ The order, and what each step answers on the pull request:
    every outcome edits that comment;
 5. artifacts: ``changelog-metadata``, ``results_bmk`` and ``sweep-rows`` (the matrix the run
    was asked for) present and unexpired, each downloaded and unpacked safely
-   (:mod:`infersweep.stage.artifacts`);
+   (:mod:`infersweep.stage.artifacts`); each agentic job's ``bmk_agentic_<name>`` and
+   ``agentic_<name>`` into one folder (:mod:`infersweep.stage.agenticarts`);
 6. the gates: ``results check`` and ``eval check`` on the job folders, against the matrix
    (:mod:`infersweep.stage.gates`), which also give exactly what may be stored;
 7. the store and the report (:class:`Backend`, the one place they are called): ingest what
