@@ -14,7 +14,7 @@ import json
 import shlex
 from dataclasses import dataclass, field, replace
 
-from infersweep.recipe.workload import BASE_URL, Point
+from infersweep.recipe.workload import BASE_URL, Point, eval_step
 
 DEFAULT_RESULT_DIR = "/logs/agentic"
 RESULT_SUFFIX = ".agentic.json"
@@ -32,7 +32,7 @@ class AgenticWorkload:
     isl: None = None
     osl: None = None
     range_ratio: None = None
-    eval_conc: None = None
+    eval_conc: int | None = None  # a row marked run-eval: GSM8K after the replays (opt-in)
     agentic: bool = True
 
     def points(self, name: str) -> list[Point]:
@@ -52,8 +52,10 @@ def is_agentic(row: dict) -> bool:
 def from_row(row: dict) -> AgenticWorkload:
     conc = row["conc"]
     concs = tuple(conc) if isinstance(conc, list) else (conc,)
+    eval_conc = (row.get("eval-conc") or max(concs)) if row.get("run-eval") else None
     return AgenticWorkload(model=row["model"], concs=concs, row=row,
-                           duration=int(row.get("duration") or FULL_DURATION_S))
+                           duration=int(row.get("duration") or FULL_DURATION_S),
+                           eval_conc=eval_conc)
 
 
 def _row_at(row: dict, conc: int) -> dict:
@@ -75,5 +77,7 @@ def command(w: AgenticWorkload, name: str, *, client: str = "infersweep",
             parts.append(f"--scale-down {w.scale_down:g}")
         parts.append(f"--row-json {shlex.quote(row)}")
         lines.append(" \\\n  ".join(parts) + " || rc=1")
-    lines.append("exit $rc")
+    if w.eval_conc is not None:  # InferenceX's opt-in agentic eval: GSM8K on the same server
+        lines += eval_step(w, client, result_dir)
+    lines.append('exit "$rc"')
     return "\n".join(lines) + "\n"
