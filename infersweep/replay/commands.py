@@ -5,6 +5,10 @@ The user's repository is only read: its base and head commits are pushed into a 
 bare repositories under the work folder (or, with ``--worktree``, a copy with the working tree
 committed on top of the head), and act runs from a clone of the sandbox whose HEAD is what
 GitHub's ``github.sha`` would be. See docs/replay.md.
+
+The replayed head's code runs on this machine, as the user: act starts with an allow-listed
+environment (:mod:`infersweep.replay.hostenv`), and names and paths that would leave the
+sandbox are refused (:mod:`infersweep.replay.sandboxpaths`), but it is not an isolation.
 """
 
 from __future__ import annotations
@@ -18,10 +22,21 @@ from pathlib import Path
 import click
 
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.replay.sandboxpaths import (
+    SandboxPathError,
+    repository_name,
+    workflow_file,
+    workflow_path,
+)
 
 DEFAULT_WORKFLOW = ".github/workflows/run-sweep.yml"
 DEFAULT_LABEL = "full-sweep-fail-fast"
 GITHUB_REMOTE = re.compile(r"github\.com[:/](?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+RUNS_HERE = ("The replayed head's workflow steps run on this machine as you: they can read "
+             "and write what your user can. act gets only an allow-listed environment "
+             "(locale, PATH, certificates, proxies, pip's index settings) with HOME and "
+             "TMPDIR inside the work folder and a dummy GITHUB_TOKEN; pass anything else "
+             "with --env, --secret or --secret-file. Replay only code you would run yourself.")
 
 
 def _cache_dir() -> Path:
@@ -77,7 +92,9 @@ def _repository_name(repo: Path) -> str:
     except SandboxError:
         url = ""
     m = GITHUB_REMOTE.search(url)
-    return m["repo"] if m else f"local/{repo.resolve().name}"
+    if m is not None:
+        return m["repo"]
+    return f"local/{re.sub(r'[^A-Za-z0-9_-]', '-', repo.resolve().name) or 'repo'}"
 
 
 def catalog_labels(repo: Path) -> list[str]:
@@ -89,7 +106,7 @@ def catalog_labels(repo: Path) -> list[str]:
     return list(load_runners(path).labels) if path.is_file() else []
 
 
-@click.command("replay")
+@click.command("replay", epilog=RUNS_HERE)
 @click.option("--event", "event_name", type=click.Choice(["pull_request", "push",
                                                          "workflow_dispatch"]),
               default="pull_request", show_default=True, help="The event to replay.")
@@ -116,6 +133,9 @@ def catalog_labels(repo: Path) -> list[str]:
               help="Environment for every job (repeatable).")
 @click.option("--secret", "secrets", multiple=True, metavar="NAME=VALUE",
               help="A secret (repeatable); GITHUB_TOKEN is set to a dummy by default.")
+@click.option("--secret-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              default=None, help="Secrets as NAME=VALUE lines (act's dotenv format), kept "
+                                 "off the command line.")
 @click.option("--var", "variables", multiple=True, metavar="NAME=VALUE",
               help="A repository variable, vars.NAME (repeatable).")
 @click.option("--runner-label", "runner_labels", multiple=True, metavar="LABEL[=PLATFORM]",
@@ -138,10 +158,12 @@ def catalog_labels(repo: Path) -> list[str]:
 @click.option("--timeout", type=click.FloatRange(min=1), default=None,
               help="Stop act after this many seconds.")
 def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_number, workflow,
-           jobs, inputs, envs, secrets, variables, runner_labels, mirrors, fleet, actions_dir,
+           jobs, inputs, envs, secrets, secret_file, variables, runner_labels, mirrors, fleet, actions_dir,
            workdir, cache_dir, timeout):
     """Replay a pull request (or push, or dispatch) through the workflow with act, offline
     with --actions; print each job's outcome and where the log and artifacts are.
+
+    The head's code executes on this machine, as you (see below and docs/replay.md).
 
     Exits 1 when act reports a failure (or a timeout)."""
     from infersweep.replay import events
@@ -149,17 +171,31 @@ def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_num
     from infersweep.replay.sandbox import GitSandbox, SandboxError, _git, worktree_commit
     from infersweep.replay.toolcache import project_dependencies, python_toolcache
 
+    input_map = _pairs(inputs, "--input")
+    env_map, secret_map = _pairs(envs, "--env"), _pairs(secrets, "--secret")
+    var_map = _pairs(variables, "--var")
+    mirror_map = _pairs(mirrors, "--mirror")
+    try:
+        if repository is not None:
+            repository_name(repository, "--repository")
+        for name in mirror_map:
+            repository_name(name, "--mirror")
+        workflow_path(workflow)
+    except SandboxPathError as exc:
+        raise _fail(exc.message, exc.hint) from None
+    if input_map and event_name != "workflow_dispatch":
+        raise click.BadParameter("only workflow_dispatch takes inputs", param_hint="--input")
     try:
         find_act()
     except ActMissing as exc:
         raise _fail(str(exc), "pip install 'infersweep[replay]'") from None
-    input_map = _pairs(inputs, "--input")
-    env_map, secret_map = _pairs(envs, "--env"), _pairs(secrets, "--secret")
-    var_map = _pairs(variables, "--var")
-    if input_map and event_name != "workflow_dispatch":
-        raise click.BadParameter("only workflow_dispatch takes inputs", param_hint="--input")
     repo_dir = Path(_git("-C", str(repo_dir), "rev-parse", "--show-toplevel"))
-    repository = repository or _repository_name(repo_dir)
+    try:
+        repository = repository or repository_name(_repository_name(repo_dir),
+                                                   "--repository (from origin's URL)")
+    except SandboxPathError as exc:
+        raise _fail(exc.message, "pass --repository OWNER/REPO") from None
+    click.echo(RUNS_HERE, err=True)
     workdir = (workdir or Path(tempfile.mkdtemp(prefix="infersweep-replay-"))).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     cache_dir = (cache_dir or _cache_dir()).resolve()
@@ -197,22 +233,22 @@ def replay(event_name, label, base, head, worktree, repo_dir, repository, pr_num
                 payload = events.workflow_dispatch_event(
                     repository=repository, inputs=input_map, ref=f"refs/heads/{base_branch}",
                     default_branch=base_branch)
-        for name, path in _pairs(mirrors, "--mirror").items():
-            if not re.fullmatch(r"[\w.-]+/[\w.-]+", name):
-                raise click.BadParameter(f"{name!r} is not OWNER/REPO", param_hint="--mirror")
+        for name, path in mirror_map.items():
             sandbox.mirror(name, Path(path).expanduser().resolve())
     except SandboxError as exc:
         raise _fail(str(exc)) from None
-    if not (clone_dir / workflow).is_file():
-        raise _fail(f"no workflow {workflow} at the replayed commit",
-                    "pass --workflow with a path relative to the repository")
+    try:
+        workflow = workflow_file(workflow, clone_dir)
+    except SandboxPathError as exc:
+        raise _fail(exc.message, exc.hint) from None
     click.echo(f"tool cache: {cache_dir / 'toolcache'}")
     pyproject = clone_dir / "pyproject.toml"
     toolcache = python_toolcache(
         cache_dir / "toolcache",
         preinstall=project_dependencies(pyproject) if pyproject.is_file() else ())
     run = run_act(workflow, event_name, payload, repo_dir=clone_dir, jobs=list(jobs) or None,
-                  env={**sandbox.env(), **env_map}, secrets=secret_map, inputs=input_map,
+                  env={**sandbox.env(), **env_map}, secrets=secret_map,
+                  secret_file=secret_file.resolve() if secret_file else None, inputs=input_map,
                   variables=var_map,
                   runner_labels=[*catalog_labels(clone_dir), *runner_labels],
                   artifact_dir=workdir / "artifacts", actions_dir=actions_dir,

@@ -16,7 +16,11 @@ The command line is built in one place (:func:`act_command`) from facts about ac
   (workspace, ``RUNNER_TEMP``) go there instead of ``~/.cache/act``;
 - ``--json -v``: one JSON object per line; ``-v`` because act logs skipped jobs only at
   debug level;
-- the artifact server on 127.0.0.1 at a free port, storing under ``artifact_dir``.
+- the artifact server on 127.0.0.1 at a free port, storing under ``artifact_dir``;
+- act's own environment is an allow-list (:mod:`infersweep.replay.hostenv`): host mode copies
+  it into every step, so nothing of the user's reaches the replayed code unless passed with
+  ``--env``/``-s``/``--secret-file``; the log is written with credentials and the secrets'
+  values masked.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from infersweep.redact import MASK, redact
 from infersweep.replay.actions import (
     ActionTrees,
     local_repository_flags,
@@ -41,6 +46,7 @@ from infersweep.replay.actions import (
     workflow_uses,
 )
 from infersweep.replay.actlog import ActLog
+from infersweep.replay.hostenv import act_environment, mask_values
 from infersweep.replay.toolcache import PythonToolCache
 from infersweep.replay.workflows import reachable_workflows, runs_on_labels
 
@@ -116,6 +122,7 @@ def act_command(workflow: str | Path, event_name: str, event_path: str | Path, *
                 repo_dir: str | Path, jobs: str | Iterable[str] | None = None,
                 env: Mapping[str, str] | None = None,
                 secrets: Mapping[str, str] | None = None,
+                secret_file: str | Path | None = None,
                 inputs: Mapping[str, str] | None = None,
                 variables: Mapping[str, str] | None = None,
                 runner_labels: Iterable[str] = (), artifact_dir: str | Path,
@@ -134,7 +141,8 @@ def act_command(workflow: str | Path, event_name: str, event_path: str | Path, *
            "--artifact-server-path", str(artifact_dir),
            "--artifact-server-addr", "127.0.0.1", "--artifact-server-port", str(artifact_port),
            # files act would otherwise read from the repository folder if they exist there
-           "--env-file", os.devnull, "--secret-file", os.devnull, "--var-file", os.devnull,
+           "--env-file", os.devnull, "--secret-file", str(secret_file or os.devnull),
+           "--var-file", os.devnull,
            "--input-file", os.devnull]
     if verbose:
         cmd.append("-v")
@@ -158,7 +166,7 @@ def act_command(workflow: str | Path, event_name: str, event_path: str | Path, *
 def run_act(workflow: str | Path, event_name: str, event_payload: Mapping, *,
             repo_dir: str | Path, jobs: str | Iterable[str] | None = None,
             env: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None,
-            inputs: Mapping[str, str] | None = None,
+            secret_file: str | Path | None = None, inputs: Mapping[str, str] | None = None,
             variables: Mapping[str, str] | None = None,
             runner_labels: Iterable[str] = (), artifact_dir: str | Path,
             actions_dir: str | Path | None = None, actions_cache: str | Path | None = None,
@@ -174,7 +182,12 @@ def run_act(workflow: str | Path, event_name: str, event_payload: Mapping, *,
     reaches every job (put the git sandbox's :meth:`~GitSandbox.env` there); ``toolcache``
     adds ``RUNNER_TOOL_CACHE``/``AGENT_TOOLSDIRECTORY``. ``work_dir`` (default: beside the
     log) holds act's job folders. ``echo`` gets one line as each job starts and finishes
-    (None: silent). On ``timeout`` act's process group is ended and the run reports it."""
+    (None: silent). On ``timeout`` act's process group is ended and the run reports it.
+
+    act starts with :func:`~infersweep.replay.hostenv.act_environment` (an allow-list, HOME
+    and TMPDIR under ``work_dir``), never this process's whole environment; ``secrets`` and
+    ``secret_file`` (act's dotenv format) are the secrets a job may read. Each log line is
+    written with URL credentials, token shapes and the secrets' values masked."""
     log_path = Path(log_path).resolve()
     log_path.parent.mkdir(parents=True, exist_ok=True)
     work_dir = Path(work_dir).resolve() if work_dir else log_path.parent / "act-work"
@@ -186,15 +199,17 @@ def run_act(workflow: str | Path, event_name: str, event_payload: Mapping, *,
     event_path = log_path.with_suffix(".event.json")
     event_path.write_text(json.dumps(event_payload, indent=2))
     cmd = act_command(workflow, event_name, event_path, repo_dir=repo_dir, jobs=jobs, env=env,
-                      secrets=secrets, inputs=inputs, variables=variables,
+                      secrets=secrets, secret_file=secret_file, inputs=inputs, variables=variables,
                       runner_labels=runner_labels, artifact_dir=artifact_dir,
                       artifact_port=free_port(), action_cache_dir=work_dir / "act-cache",
                       trees=trees, toolcache=toolcache, fleet=fleet, act=act)
     log = ActLog()
+    secret_values = [TOKEN, *(secrets or {}).values()]
     started = time.monotonic()
     timed_out = False
     with open(log_path, "w", encoding="utf-8") as sink:
-        proc = subprocess.Popen(cmd, cwd=repo_dir, stdout=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, cwd=repo_dir, env=act_environment(work_dir),
+                                stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 text=True, errors="replace", start_new_session=True)
         timer = None
@@ -208,6 +223,7 @@ def run_act(workflow: str | Path, event_name: str, event_payload: Mapping, *,
             timer.start()
         try:
             for line in proc.stdout:
+                line = mask_values(redact(line), secret_values, MASK)
                 sink.write(line)
                 news = log.feed(line)
                 if news and echo is not None:
