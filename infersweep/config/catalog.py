@@ -11,8 +11,10 @@ from pathlib import Path
 
 from infersweep.config import keyname, vocabulary
 from infersweep.config.capacity import Capacity, FleetSize, label_capacity
+from infersweep.config.keycharset import check_key_charset
 from infersweep.config.rules import check_entry
 from infersweep.config.schema import validate_doc
+from infersweep.config.settingvalues import check_settings
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.yamldoc import YamlDoc, load_yaml
 
@@ -135,6 +137,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
         for key, entry in doc.data.items():
             if not isinstance(key, str):
                 continue  # reported by the schema step ('key-type'); later steps need text
+            diags.extend(check_key_charset(doc, key))
             if key in sources:
                 other = sources[key].path
                 diags.append(doc.diag((key,), f"config key '{key}' is already defined in {other}",
@@ -148,6 +151,7 @@ def load_catalog(config_files: list[str | Path | YamlDoc], runner_file: str | Pa
             for diag in check_entry(doc, key, entry, runners):
                 (warnings if diag.rule == "unknown-runner" and not strict_runners
                  else diags).append(diag)
+            diags.extend(check_settings(doc, key, entry))
     if strict_runners:
         _check_names(entries, sources, invalid, runners, diags)
     if diags:

@@ -14,11 +14,14 @@ written. Besides the matrix row's own fields a template may read two derived fro
 - ``row.gpu``: the GPU of the runner label as InferenceX names its scripts (``gb200-nv`` ->
   ``gb200``), so a template can say what a node of that GPU holds;
 - ``row.setting.NAME``: the value of ``NAME=...`` in the row's prefill or decode
-  ``additional-settings`` (a number when it reads as one). A template that names a setting
+  ``additional-settings`` (a number when it is a plain ASCII decimal,
+  :func:`infersweep.config.numbers.plain_number`; ``inf`` or ``1_000`` stay text). A template that names a setting
   acts on it, so a row carrying it is not refused as carrying an unknown setting.
 
 ``/`` rounds up because what it computes is a count of whole things: nodes for the GPUs of
-some workers.
+some workers. Division of whole numbers is exact; arithmetic never overflows into a
+traceback: a result beyond 10**15, or one that is not finite, is a ValueError naming the
+expression, as a term that is not a number is.
 """
 
 from __future__ import annotations
@@ -26,15 +29,17 @@ from __future__ import annotations
 import math
 import re
 
+from infersweep.config import numbers
 from infersweep.recipe import settings
 
 GPU = "gpu"
 SETTING = "setting."
 _FIELD = r"[A-Za-z][A-Za-z0-9_-]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*"
-_TERM = rf"(?:row\.{_FIELD}|\d+)"
+_TERM = rf"(?:row\.{_FIELD}|[0-9]+)"
 EXPR = re.compile(rf"^{_TERM}(?:\s*[*/+]\s*{_TERM})*$")
 FORMS = "arithmetic (*, + and / rounding up) of row fields and whole numbers"  # for messages
-_TOKEN = re.compile(rf"row\.({_FIELD})|(\d+)|([*/+])")
+_TOKEN = re.compile(rf"row\.({_FIELD})|([0-9]+)|([*/+])")
+LIMIT = numbers.LIMIT  # the largest value arithmetic may produce
 
 
 CLUSTER_PREFIX = "cluster:"  # agentic rows run on an exact cluster label
@@ -56,12 +61,8 @@ def is_expression(inner: str) -> bool:
 
 
 def _number(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    found = numbers.plain_number(text)
+    return text if found is None else found
 
 
 def value(row: dict, name: str):
@@ -93,16 +94,33 @@ def evaluate(inner: str, get):
         if len(tokens) == 1:
             return term
         if isinstance(term, bool) or not isinstance(term, (int, float)):
-            raise ValueError(f"'{('row.' + name) if name else number}' is {term!r}, "
+            shown = repr(term) if len(repr(term)) <= 40 else repr(term)[:37] + "..."
+            raise ValueError(f"'{('row.' + name) if name else number}' is {shown}, "
                              "not a number")
-        if result is None:
-            result = term
-        elif op == "*":
-            result *= term
-        elif op == "+":
-            result += term
-        else:
-            if term == 0:
-                raise ValueError(f"'{inner}' divides by zero")
-            result = math.ceil(result / term)
-    return result
+        result = term if result is None else _apply(inner, op, result, term)
+    return _bounded(inner, result)
+
+
+def _apply(inner: str, op: str, left, right):
+    """``left op right``; ``/`` rounds up (exactly for whole numbers)."""
+    try:
+        if op == "*":
+            return _bounded(inner, left * right)
+        if op == "+":
+            return _bounded(inner, left + right)
+        if right == 0:
+            raise ValueError(f"'{inner}' divides by zero")
+        if isinstance(left, int) and isinstance(right, int):
+            return -(-left // right)
+        return math.ceil(_bounded(inner, left / right))
+    except OverflowError:
+        raise ValueError(f"'{inner}' is too large (more than {LIMIT:.0e})") from None
+
+
+def _bounded(inner: str, value):
+    """``value`` when it is a finite number within :data:`LIMIT` (or not a number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, float) and not math.isfinite(value) or abs(value) > LIMIT:
+        raise ValueError(f"'{inner}' is too large (more than {LIMIT:.0e})")
+    return value

@@ -4,10 +4,17 @@ InferenceX's launchers export a row's settings as shell variables, and some of t
 what runs (a second image for prefill, synthetic MTP acceptance). A setting the renderer
 does not act on would be dropped without a word, so a row that carries one is refused,
 naming it. The understood ones name the recipe or restate its topology, which is checked.
+
+A setting is a number only when it is written as one in plain ASCII
+(:mod:`infersweep.config.numbers`): ``1_000``, ``inf``, ``1e308``, Arabic-Indic digits or
+400 digits are text, so arithmetic on them is a located error, never an overflow;
+``infersweep validate`` refuses them where a number is meant
+(:mod:`infersweep.config.settingvalues`).
 """
 
 from __future__ import annotations
 
+from infersweep.config.numbers import MAX_DIGITS, PLAIN_WHOLE
 from infersweep.diagnostics import Diagnostic
 from infersweep.recipe import refusal, rowfit
 
@@ -51,9 +58,8 @@ def number(row: dict, name: str, source: str) -> tuple[int | None, list[Diagnost
     if found is None:
         return None, []
     role, value = found
-    try:
+    if PLAIN_WHOLE.fullmatch(value):
         return int(value), []
-    except ValueError:
-        return None, [Diagnostic(source, 0, 0, f"row ({rowfit.row_label(row)}): {role} "
-                                 f"{name}={value} is not a number", "write a whole number",
-                                 "row-settings")]
+    return None, [Diagnostic(source, 0, 0, f"row ({rowfit.row_label(row)}): {role} "
+                             f"{name}={value[:40]!r} is not a whole number",
+                             f"write digits 0-9 only, at most {MAX_DIGITS}", "row-settings")]
