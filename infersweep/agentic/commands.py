@@ -26,3 +26,7 @@ register(agentic)
 from infersweep.agentic.replaycmds import replay  # noqa: E402 - an agentic benchmark step
 
 agentic.add_command(replay)
+
+from infersweep.launch.artifactcmds import artifacts  # noqa: E402 - a job's upload pair
+
+agentic.add_command(artifacts)

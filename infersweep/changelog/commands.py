@@ -217,7 +217,7 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
                        working_tree, strict_layout=False)
         _warn(change)
         result = build_matrix(change, Modifiers(trim_conc, all_evals, evals_only), root)
-    plan, held, agentic = None, Counter(), []
+    plan, held = None, Counter()
     if rows_out or job_outputs:
         from infersweep.changelog import launchable, pinnedrecipes
         from infersweep.recipe.grouping import grouped_rows
@@ -240,13 +240,12 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
         side = "multi-node" if first and first.get("prefill") is not None else "single-node"
         outputs[f"canary-{side}"] = [first] if first else []
         plan = shards.plan(outputs, timeout_of=launch.timeout_of, not_run=launch.refused)
-        agentic, refused = launchable.agentic_and_others(launch.refused)
+        refused = launch.refused
         held = Counter(name for name, _, _ in launch.refused)  # job output -> rows not run
         output.warn([Diagnostic("<sweep>", 0, 0, f"not run: {shards.title(row)} "
                                 f"({name}): {why}", "the gate counts its points as missing",
                                 "row-not-launchable")
                      for name, row, why in refused], title="row not launched", err=True)
-        _notice(launchable.agentic_notice(agentic), launchable.AGENTIC_TITLE)
     files = []
     if rows_out:
         files.append((rows_out, plan.rows_document(), "--rows-out"))
@@ -262,23 +261,11 @@ def matrix(base_ref, head_ref, decision_json, changelog_file, root, pr_number, f
         summary = [[name, n, k, held.get(name, 0)] for name, (n, k) in plan.counts.items()]
         text = "### Sweep matrix\n\n" + tabulate(
             summary, headers=["job", "rows", "shards", "not run"], tablefmt="github")
-        others = {k: v for k, v in plan.not_run.items()
-                  if v["reason"] != launchable.AGENTIC}
-        if others:
+        if plan.not_run:
             text += "\n\n### Rows not launched\n\n" + tabulate(
-                [[k, shards.title(v["row"]), v["reason"]] for k, v in others.items()],
+                [[k, shards.title(v["row"]), v["reason"]] for k, v in plan.not_run.items()],
                 headers=["id", "row", "why"], tablefmt="github")
-        if agentic:
-            text += "\n\n" + launchable.agentic_summary(agentic)
         ghactions.add_summary(text)
-
-
-def _notice(diag: Diagnostic | None, title: str) -> None:
-    """``notice: …`` on stderr and, with ``--output-format github``, one ``::notice`` (on
-    stderr too: stdout is the matrix JSON)."""
-    if diag is not None:
-        click.echo(f"notice: {diag}", err=True)
-        output.echo_annotations([diag], output.NOTICE, title, err=True)
 
 
 @changelog.command()

@@ -7,14 +7,14 @@ launcher that would refuse it: it is named in an annotation and in the rows file
 ``not-run`` list, so the gate still counts its points as missing, and no other job is
 skipped because of it.
 
-Agentic-coding rows (``scenario-type: agentic-coding``, in any single- or multi-node job
-output) are held back before any rendering, by rule (:data:`AGENTIC`): no launcher runs them
-yet. They go to ``not-run`` like any refused row, but a sweep announces them together, once:
-:func:`agentic_notice` (one annotation: how many rows, which configs) and
-:func:`agentic_summary` (a section of the step summary), instead of one warning per row.
+Agentic-coding rows (``scenario-type: agentic-coding``) are rendered like any other and run
+in jobs of their own (the ``agentic-N`` and ``multi-agentic-N`` shard jobs,
+:data:`infersweep.changelog.shards.TEMPLATES`); one whose recipe renders no agentic replay is
+refused (:data:`NO_REPLAY`), as a recipe that would measure something else.
 
 A launched row's ``timeout-minutes`` comes from the same numbers as the launcher's own
-deadline (:mod:`infersweep.launch.deadline`), for every fleet whose runners carry its label.
+deadline (:mod:`infersweep.launch.deadline`), for every fleet whose runners carry its label;
+an agentic row's from its duration and points at each fleet's scale-down.
 """
 
 from __future__ import annotations
@@ -24,16 +24,15 @@ from pathlib import Path
 
 from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.config.catalog import default_runner_file, load_runners
-from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.diagnostics import InputError
 from infersweep.launch.deadline import job_timeout_minutes
 from infersweep.launch.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
 from infersweep.recipe.render import render_row
 
 EVAL_ALONE = ("an eval with no throughput row in this sweep to run after cannot be launched "
               "on its own yet")
-AGENTIC = "agentic-coding rows are not runnable yet"
-AGENTIC_RULE = "agentic-not-runnable"  # the rule of the setup job's one notice about them
-AGENTIC_TITLE = "agentic-coding rows not run"  # that notice's title
+NO_REPLAY = ("its recipe renders no agentic replay (a multi-node agentic row needs a "
+             "multi-node agentic recipe), so it cannot be launched yet")
 
 
 def is_agentic(row: dict) -> bool:
@@ -71,81 +70,19 @@ def split(outputs: dict[str, list[dict]], repo: Path,
     out = Launchable({name: [] for name in outputs})
     for name, rows in outputs.items():
         for row in rows:
-            if is_agentic(row):  # first: an agentic eval row is agentic before it is an eval
-                out.refused.append((name, row, AGENTIC))
-                continue
             if row.get("eval-only"):
                 out.refused.append((name, row, EVAL_ALONE))
                 continue
             try:
-                recipe = render_row(row, repo, source="<row>", srt_slurm=srt_slurm).recipe
+                rendered = render_row(row, repo, source="<row>", srt_slurm=srt_slurm)
             except InputError as exc:
                 out.refused.append((name, row, "; ".join(d.message
                                                          for d in exc.diagnostics[:3])))
                 continue
+            if is_agentic(row) and not getattr(rendered.workload, "agentic", False):
+                out.refused.append((name, row, NO_REPLAY))
+                continue
             out.rows[name].append(row)
             out.timeouts[recipe_fingerprint(row)] = job_timeout_minutes(
-                recipe, by_label.get(row["runner"], []))
+                rendered.recipe, by_label.get(row["runner"], []), rendered.workload)
     return out
-
-
-def agentic_and_others(refused: list[tuple[str, dict, str]]) -> tuple[list, list]:
-    """(agentic rows held back by rule, every other refused row), each (output, row, why)."""
-    agentic = [r for r in refused if r[2] == AGENTIC]
-    return agentic, [r for r in refused if r[2] != AGENTIC]
-
-
-def _config(row: dict) -> str:
-    return str(row.get("config-key") or row.get("exp-name") or "?")
-
-
-def _points(row: dict) -> int:
-    """The throughput points the gate expects of a row (an eval row has none)."""
-    if row.get("eval-only"):
-        return 0
-    conc = row.get("conc")
-    return len(conc) if isinstance(conc, list) else int(conc is not None)
-
-
-def _by_config(rows: list[dict]) -> dict[str, list[dict]]:
-    found: dict[str, list[dict]] = {}
-    for row in rows:
-        found.setdefault(_config(row), []).append(row)
-    return dict(sorted(found.items()))
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def agentic_notice(agentic: list[tuple[str, dict, str]]) -> Diagnostic | None:
-    """The one notice a sweep gives about its agentic rows (None when it has none): how many
-    rows and which configs, that no job runs them and that the gate counts them missing."""
-    if not agentic:
-        return None
-    configs = _by_config([row for _, row, _ in agentic])
-    named = ", ".join(f"{key} ({_plural(len(rows), 'row')})" for key, rows in configs.items())
-    return Diagnostic("<sweep>", 0, 0,
-                      f"{AGENTIC}: {_plural(len(agentic), 'row')} of "
-                      f"{_plural(len(configs), 'config')} not run: {named}",
-                      "no benchmark job is started for them; they are listed under not-run in "
-                      "sweep-rows and the gate counts their points as missing", AGENTIC_RULE)
-
-
-def agentic_summary(agentic: list[tuple[str, dict, str]]) -> str:
-    """The step-summary section about a sweep's agentic rows (config, job output, rows,
-    points); empty when there are none."""
-    from tabulate import tabulate
-
-    if not agentic:
-        return ""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for name, row, _ in agentic:
-        groups.setdefault((_config(row), name), []).append(row)
-    table = [[key, name, len(rows), sum(_points(r) for r in rows)]
-             for (key, name), rows in sorted(groups.items())]
-    return (f"### Agentic-coding rows not run\n\n{AGENTIC}: no benchmark job is started "
-            f"for these {_plural(len(agentic), 'row')}; the other rows of their shards run. "
-            "They are listed under `not-run` in `sweep-rows`, and the gate counts their points "
-            "as missing.\n\n" + tabulate(table, headers=["config", "job", "rows", "points"],
-                                          tablefmt="github"))

@@ -28,17 +28,24 @@ ROWS_FORMAT = 1
 NOT_RUN = "not-run"  # rows file: rows the sweep asked for that no job can launch, and why
 
 # template -> (job outputs routed to it, in slot order; number of shard jobs in run-sweep.yml)
+# Agentic-coding rows get shard jobs of their own, as InferenceX's sweep-agentic and
+# sweep-multi-node-agentic: hour-long replays whose artifacts are the agentic pair
+# (bmk_agentic_<id>, agentic_<id>), never in a shard of fixed-seq-len rows
 TEMPLATES = {
-    "single": (("single-node", "single-node-agentic", "evals", "agentic-evals"), 10),
-    "multi": (("multi-node", "multi-node-agentic", "multinode-evals",
-               "multinode-agentic-evals"), 10),
+    "single": (("single-node", "evals"), 10),
+    "multi": (("multi-node", "multinode-evals"), 10),
+    "agentic": (("single-node-agentic", "agentic-evals"), 3),
+    "multi-agentic": (("multi-node-agentic", "multinode-agentic-evals"), 3),
 }
+SHARD_KINDS = {"single": "single-node", "multi": "multi-node", "agentic": "agentic",
+               "multi-agentic": "multi-node agentic"}  # what a template's shards hold
 SLOTS = {template: count for template, (_, count) in TEMPLATES.items()}
 CANARIES = ("canary-single-node", "canary-multi-node")
 # template -> the reusable workflow its shard jobs and its canary call in run-sweep.yml (a
 # test keeps the two equal): single-node rows as InferenceX's benchmark-tmpl.yml does them,
 # multi-node rows as its benchmark-multinode-tmpl.yml; the steps are benchmark.yml's in both
-WORKFLOWS = {"single": "benchmark-single-node.yml", "multi": "benchmark.yml"}
+WORKFLOWS = {"single": "benchmark-single-node.yml", "multi": "benchmark.yml",
+             "agentic": "benchmark-single-node.yml", "multi-agentic": "benchmark.yml"}
 
 
 def slot_names(template: str) -> list[str]:
@@ -47,7 +54,7 @@ def slot_names(template: str) -> list[str]:
 
 def output_names() -> list[str]:
     """Every output the setup job exports (one per shard slot and canary)."""
-    return [*slot_names("single"), *slot_names("multi"), *CANARIES]
+    return [*(name for template in TEMPLATES for name in slot_names(template)), *CANARIES]
 
 
 CONC_LISTED = 8  # a single-node title lists up to this many concurrencies, else a range
@@ -166,10 +173,11 @@ def plan(job_rows: dict[str, list[dict]], *, timeout_of=None,
             shards.extend(chunks)
         if len(shards) > n_slots:
             n_rows = sum(counts[name][0] for name in names)
+            kind = SHARD_KINDS[template]
             raise _refuse(
-                f"the sweep needs {len(shards)} {template}-node shards of at most "
+                f"the sweep needs {len(shards)} {kind} shards of at most "
                 f"{MATRIX_LIMIT} jobs ({n_rows} rows), but run-sweep.yml has {n_slots} "
-                f"{template}-node shard jobs", "split the change into several pull requests, "
+                f"{kind} shard jobs", "split the change into several pull requests, "
                 "or name fewer config-keys (a PR label such as sweep-enabled also runs "
                 "fewer points)")
         for i, slot in enumerate(slot_names(template)):

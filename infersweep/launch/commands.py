@@ -97,7 +97,8 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     # that matches no row lends nothing), else a fresh local id
     tag = launcher.retag(prep, runner, environ)
     plan = runner.plans[0]
-    runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet)
+    runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet,
+                                                  plan.rendered.workload, prep.scale_down)
     say(f"launch {tag.name}: {key} {plan.rendered.name}, {len(plan.run)} point(s), fleet "
         f"{prep.fleet.name}, deadline {runner.timeout:g} s, output {out}")
     stopped = None

@@ -1,6 +1,7 @@
 """What the setup job fans out: evals folded into the throughput job that runs their recipe,
 the canary, rows no launcher can run (not run, still expected), each job's time limit from
-the launcher's own deadline, and the token a fetch of a private repository needs."""
+the launcher's own deadline (an agentic row's from its duration and points), agentic rows in
+shards of their own, and the token a fetch of a private repository needs."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from infersweep.launch.deadline import JOB_ALLOWANCE_S, launch_deadline_s
 from infersweep.launch.fleet import load_fleets
 from infersweep.matrix.generate import Selection, keyed_rows
 from infersweep.recipe.render import render_row
-from infersweep.results.check import against_matrix
 from infersweep.results.commands import _matrix_rows
 from tests import livecatalog
 from tests.conftest import REPO
@@ -157,7 +157,7 @@ def test_a_multi_node_title_keeps_its_topology_and_range():
         == "dsv4_8k1k atom-disagg 1P1D mtp c4"
 
 
-# -- agentic-coding rows: held back by rule, announced once, still expected ---------------
+# -- agentic-coding rows: jobs of their own, a time limit from their duration ---------------
 
 def _table(markdown: str) -> list[list[str]]:
     """The body rows of the last GitHub markdown table in ``markdown``, cells stripped."""
@@ -169,54 +169,78 @@ AGENTIC_OUTPUTS = ("single-node-agentic", "multi-node-agentic", "agentic-evals",
                    "multinode-agentic-evals")
 
 
-def test_agentic_rows_are_held_back_by_rule_and_nothing_else_is():
+def test_agentic_rows_launch_in_shards_of_their_own_and_never_as_the_canary():
     outputs = buckets.job_outputs(_matrix([SEED, *AGENTIC_KEYS]))
-    assert outputs["single-node-agentic"] and outputs["multi-node-agentic"]
+    n_single, n_multi = len(outputs["single-node-agentic"]), len(outputs["multi-node-agentic"])
+    assert n_single == 3 and n_multi == 3  # one row (one job) per concurrency, as InferenceX
     split = launchable.split(outputs, REPO)
-    agentic, others = launchable.agentic_and_others(split.refused)
-    assert others == []
-    assert {name for name, _, _ in agentic} == {"single-node-agentic", "multi-node-agentic"}
-    assert all(why == launchable.AGENTIC for _, _, why in agentic)
-    assert len(agentic) == len(outputs["single-node-agentic"]) + len(
-        outputs["multi-node-agentic"])
-    assert all(split.rows[name] == [] for name in AGENTIC_OUTPUTS)
+    assert split.refused == []
+    assert len(split.rows["single-node-agentic"]) == n_single
+    assert len(split.rows["multi-node-agentic"]) == n_multi
     # the seed's rows launch exactly as in a sweep without the agentic configs
     alone = launchable.split(buckets.job_outputs(_matrix([SEED])), REPO)
-    assert split.rows == alone.rows and len(split.rows["multi-node"]) == 2
-    assert [split.timeout_of(r) for r in split.rows["multi-node"]] == [570, 570]
+    assert {k: v for k, v in split.rows.items() if k not in AGENTIC_OUTPUTS} == {
+        k: v for k, v in alone.rows.items() if k not in AGENTIC_OUTPUTS}
+    canary = buckets.take_canary(split.rows)
+    assert not launchable.is_agentic(canary)  # the seed's cheapest point
+    split.rows["canary-multi-node"] = [canary]
+    plan = shards.plan(split.rows, timeout_of=split.timeout_of, not_run=split.refused)
+    jobs = {k: json.loads(v) for k, v in plan.outputs.items()}
+    assert [e["id"] for e in jobs["agentic-1"]] == [
+        f"single-node-agentic-{i}" for i in range(1, n_single + 1)]
+    assert [e["id"] for e in jobs["multi-agentic-1"]] == [
+        f"multi-node-agentic-{i}" for i in range(1, n_multi + 1)]
+    assert jobs["agentic-1"][0]["title"] == "dsv4 atom tp8 agentic c1"
+    fixed = [e for k, v in jobs.items() if k.startswith(("single-", "multi-"))
+             and not k.startswith("multi-agentic") for e in v]
+    assert fixed and not [e for e in fixed if "agentic" in e["id"]]
 
 
-def test_an_agentic_row_is_agentic_before_anything_else():
-    """The rule comes before rendering and before the eval rule: an agentic eval row, or an
-    agentic row whose recipe would render, is held back as agentic."""
-    evals = buckets.job_outputs(_matrix(list(AGENTIC_KEYS), throughput=False))
-    assert evals["agentic-evals"]
-    split = launchable.split(evals, REPO)
-    assert {why for _, _, why in split.refused} == {launchable.AGENTIC}
+def test_an_agentic_jobs_time_limit_follows_its_duration_points_and_scale_down():
+    """Engine start + per point (overhead + warm-up grace + window), the windows scaled as
+    the replay scales them, under the recipe's Slurm time limit; plus the fleet's margin and
+    the job's allowance, for the launcher's deadline and the job's timeout-minutes alike."""
+    from infersweep.launch import deadline
+
+    outputs = buckets.job_outputs(_matrix([AGENTIC_KEYS[0]]))
+    split = launchable.split(outputs, REPO)
+    row = split.rows["single-node-agentic"][0]
+    rendered = render_row(row, REPO)
+    assert rendered.recipe["slurm"]["time_limit"] == "08:00:00"
+    fleets = load_fleets(REPO / "configs" / "fleets.yaml")
+    amds, local = fleets["mi355x-amds"], fleets["local"]
+    full = deadline.AGENTIC_START_S + deadline.AGENTIC_POINT_OVERHEAD_S + 1800 + 3600
+    assert deadline.agentic_budget_s(rendered.workload) == full == 8100
+    assert deadline.launch_deadline_s(rendered.recipe, amds, rendered.workload) == \
+        full + amds.deadline_margin_s
+    # the runner label's fleet (mi355x-amds): 8100 + 3600 + 1800 s
+    assert split.timeout_of(row) == math.ceil((full + 3600 + JOB_ALLOWANCE_S) / 60) == 225
+    assert split.timeout_of(row) < 500  # InferenceX's fixed single-node agentic limit
+    # scaled down as the local fleet runs it: the 3600 s window and 1800 s grace by 40
+    small = deadline.AGENTIC_START_S + deadline.AGENTIC_POINT_OVERHEAD_S + 45 + 90
+    assert deadline.launch_deadline_s(rendered.recipe, local, rendered.workload) == \
+        small + local.deadline_margin_s
+    assert deadline.job_timeout_minutes(rendered.recipe, [local], rendered.workload) == \
+        math.ceil((small + local.deadline_margin_s + JOB_ALLOWANCE_S) / 60)
+    # several points (a multi-node row's list) add up; the time limit still caps it
+    many = rendered.workload.with_concs(range(1, 7))
+    assert deadline.agentic_budget_s(many) == deadline.AGENTIC_START_S + 6 * (full - 1800)
+    assert deadline.launch_deadline_s(rendered.recipe, amds, many) == 8 * 3600 + 3600
+    # a fixed-seq-len row keeps the recipe's time limit
+    seed = launchable.split(buckets.job_outputs(_matrix([SEED])), REPO)
+    assert seed.timeout_of(seed.rows["multi-node"][0]) == 570
+
+
+def test_an_agentic_row_whose_recipe_replays_nothing_is_not_launched(monkeypatch):
+    """A recipe that would measure fixed-seq-len points for an agentic row is refused with the
+    reason (a multi-node agentic row before its recipe exists), and still expected."""
     seed = buckets.job_outputs(_matrix([SEED]))["multi-node"][0]
-    split = launchable.split({"multi-node": [{**seed, "scenario-type": "agentic-coding"}]},
-                             REPO)
-    assert split.rows["multi-node"] == [] and split.timeouts == {}
-    assert [why for _, _, why in split.refused] == [launchable.AGENTIC]
-
-
-def test_the_agentic_announcement_names_the_rows_and_configs():
-    outputs = buckets.job_outputs(_matrix([SEED, *AGENTIC_KEYS]))
-    agentic, _ = launchable.agentic_and_others(launchable.split(outputs, REPO).refused)
-    notice = launchable.agentic_notice(agentic)
-    n_single, n_multi = len(outputs["single-node-agentic"]), len(outputs["multi-node-agentic"])
-    assert notice.rule == launchable.AGENTIC_RULE
-    assert notice.message == (
-        f"{launchable.AGENTIC}: {n_single + n_multi} rows of 2 configs not run: "
-        f"{AGENTIC_KEYS[0]} ({n_single} rows), {AGENTIC_KEYS[1]} ({n_multi} rows)")
-    assert "gate counts their points as missing" in notice.hint
-    summary = launchable.agentic_summary(agentic)
-    assert summary.startswith("### Agentic-coding rows not run\n")
-    assert _table(summary) == [
-        [AGENTIC_KEYS[0], "single-node-agentic", str(n_single), str(n_single)],
-        [AGENTIC_KEYS[1], "multi-node-agentic", str(n_multi),
-         str(sum(len(r["conc"]) for r in outputs["multi-node-agentic"]))]]
-    assert launchable.agentic_notice([]) is None and launchable.agentic_summary([]) == ""
+    fixed = render_row(seed, REPO)
+    monkeypatch.setattr(launchable, "render_row", lambda *a, **k: fixed)
+    row = {**seed, "scenario-type": "agentic-coding"}
+    split = launchable.split({"multi-node-agentic": [row]}, REPO)
+    assert split.rows["multi-node-agentic"] == [] and split.timeouts == {}
+    assert split.refused == [("multi-node-agentic", row, launchable.NO_REPLAY)]
 
 
 def _repo_with_agentic(tmp_path):
@@ -255,54 +279,36 @@ def _setup_step(run_cli, repo, tmp_path, keys, monkeypatch):
             json.loads(rows_file.read_text()), summary.read_text())
 
 
-def test_the_setup_step_announces_agentic_rows_once_and_runs_the_rest(
-        run_cli, tmp_path, monkeypatch):
-    """A manual run of the seed and two agentic configs: one notice naming the rows and the
-    configs, a summary section, every agentic row under not-run with the rule's reason (the
-    gate then counts its points missing), no job for any of them, and the seed's jobs exactly
-    as in a run without them."""
+def test_the_setup_step_fans_agentic_rows_out_to_their_shards(run_cli, tmp_path, monkeypatch):
+    """A manual run of the seed and two agentic configs: every agentic row is a job of an
+    agentic shard with its time limit and title, nothing is held back or announced, and the
+    seed's jobs are exactly those of a run without them."""
     repo = _repo_with_agentic(tmp_path)
     code, out, err, outputs, doc, summary = _setup_step(
         run_cli, repo, tmp_path, [SEED, *AGENTIC_KEYS], monkeypatch)
     assert code == 0, err
-    matrix = json.loads(out)  # annotations never mix into the matrix JSON on stdout
+    matrix = json.loads(out)
     agentic = [*matrix["single_node"]["agentic"], *matrix["multi_node"]["agentic"]]
-    # the annotation: one notice, nothing per row
-    notices = [ln for ln in err.splitlines() if ln.startswith("::notice")]
-    assert len(notices) == 1, err
-    assert notices[0].startswith(f"::notice title={launchable.AGENTIC_TITLE}::"
-                                 f"{launchable.AGENTIC}: {len(agentic)} rows of 2 configs")
-    assert all(key in notices[0] for key in AGENTIC_KEYS)
-    assert not [ln for ln in err.splitlines() if ln.startswith("::warning")], err
-    # the rows file: every agentic row not run, with the reason
-    not_run = doc[shards.NOT_RUN]
-    assert len(not_run) == len(agentic)
-    assert {v["reason"] for v in not_run.values()} == {launchable.AGENTIC}
-    assert sorted((v["row"]["recipe-fingerprint"], str(v["row"]["conc"]))
-                  for v in not_run.values()) == sorted(
-        (r["recipe-fingerprint"], str(r["conc"])) for r in agentic)  # evals folded in
-    # no job for them; the seed's rows are the jobs of a run without the agentic configs
-    assert not [r for r in doc["rows"].values() if launchable.is_agentic(r)]
+    assert not [ln for ln in err.splitlines() if ln.startswith(("::notice", "::warning"))], err
+    assert shards.NOT_RUN not in doc
     jobs = {k: json.loads(v) for k, v in outputs.items() if k != "ref"}
+    launched = [e for k in ("agentic-1", "multi-agentic-1") for e in jobs[k]]
+    assert len(launched) == len(agentic)
+    assert sorted((doc["rows"][e["id"]]["recipe-fingerprint"], str(doc["rows"][e["id"]]["conc"]))
+                  for e in launched) == sorted(
+        (r["recipe-fingerprint"], str(r["conc"])) for r in agentic)
+    assert all(isinstance(e["timeout-minutes"], int) and e["timeout-minutes"] < 500
+               for e in jobs["agentic-1"])
+    assert all(e["runner"] == "cluster:mi355x-amds" for e in launched)
     _, _, _, alone, alone_doc, _ = _setup_step(run_cli, repo, tmp_path, [SEED], monkeypatch)
-    assert jobs == {k: json.loads(v) for k, v in alone.items() if k != "ref"}
-    assert doc["rows"] == alone_doc["rows"] and shards.NOT_RUN not in alone_doc
-    # the summary: a section of its own, and the job table counts them as not run
-    section = summary[summary.index("### Agentic-coding rows not run"):]
-    assert all(key in section for key in AGENTIC_KEYS)
-    assert "### Rows not launched" not in summary  # nothing else was refused
-    table = {r[0]: r[1:] for r in _table(summary.split("### Agentic")[0].strip())}
-    for side in ("single", "multi"):  # rows, shards, not run
-        held = len(matrix[f"{side}_node"]["agentic"])
-        assert table[f"{side}-node-agentic"] == ["0", "0", str(held)]
-    # the gate: every agentic point is expected, so missing
-    path = tmp_path / "-".join([SEED, *AGENTIC_KEYS]) / "sweep-rows.json"
-    problems, asked = against_matrix({"expected": []}, _matrix_rows(path))
-    points = sum(len(r["conc"]) if isinstance(r["conc"], list) else 1
-                 for r in [*agentic, *doc["rows"].values()])
-    assert asked == points == len(problems)
-    assert sum("agentic-coding c=" in p.point for p in problems) == sum(
-        len(r["conc"]) if isinstance(r["conc"], list) else 1 for r in agentic)
+    alone_jobs = {k: json.loads(v) for k, v in alone.items() if k != "ref"}
+    assert {k: v for k, v in jobs.items() if "agentic" not in k} == {
+        k: v for k, v in alone_jobs.items() if "agentic" not in k}
+    assert {k: v for k, v in doc["rows"].items() if "agentic" not in k} == alone_doc["rows"]
+    table = {r[0]: r[1:] for r in _table(summary.strip())}
+    assert table["single-node-agentic"] == ["3", "1", "0"]  # rows, shards, not run
+    assert table["multi-node-agentic"] == ["3", "1", "0"]
+    assert "### Rows not launched" not in summary
 
 
 @pytest.mark.parametrize("count", [None, "1"])

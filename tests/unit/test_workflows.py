@@ -74,9 +74,10 @@ def test_shard_jobs_are_the_planners_slots(template):
     jobs = _load("run-sweep.yml")["jobs"]
     slots = [n for n in jobs if re.fullmatch(rf"{template}-\d+", n)]
     assert slots == shards.slot_names(template)
-    canary = f"canary-{template}-node"
-    assert canary in shards.CANARIES
-    for name in [*slots, canary]:
+    # fixed-seq-len rows have a canary; agentic rows never do (buckets.take_canary)
+    canaries = [c for c in shards.CANARIES if c == f"canary-{template}-node"]
+    assert len(canaries) == (0 if "agentic" in template else 1)
+    for name in [*slots, *canaries]:
         job = jobs[name]
         # act and GHES refuse $/
         assert job["uses"] == f"./.github/workflows/{shards.WORKFLOWS[template]}", name
@@ -124,10 +125,13 @@ def test_every_benchmark_job_routes_by_its_rows_node_count():
     callers = {name: job["uses"] for name, job in jobs.items() if "uses" in job}
     assert set(callers) == set(shards.output_names())
     assert set(shards.WORKFLOWS) == set(shards.TEMPLATES)
+    template_of = {**{s: t for t in shards.TEMPLATES for s in shards.slot_names(t)},
+                   "canary-single-node": "single", "canary-multi-node": "multi"}
     for name, uses in callers.items():
-        template = "single" if name.startswith(("single-", "canary-single-")) else "multi"
-        assert uses == f"./.github/workflows/{shards.WORKFLOWS[template]}", name
-    assert shards.WORKFLOWS == {"single": "benchmark-single-node.yml", "multi": "benchmark.yml"}
+        assert uses == f"./.github/workflows/{shards.WORKFLOWS[template_of[name]]}", name
+    assert shards.WORKFLOWS == {"single": "benchmark-single-node.yml", "multi": "benchmark.yml",
+                                "agentic": "benchmark-single-node.yml",
+                                "multi-agentic": "benchmark.yml"}
 
 
 def test_the_benchmark_steps_are_in_one_place():
@@ -148,7 +152,8 @@ def test_the_benchmark_steps_are_in_one_place():
     # the row, the launcher and the uploads appear in one workflow file only
     texts = {p.name: p.read_text() for p in WORKFLOWS.glob("*.yml")}
     for marker in ("infersweep changelog row", 'bash "runners/launch_', "bmk_${{ inputs.row-id",
-                   "rows_${{ inputs.row-id"):
+                   "rows_${{ inputs.row-id", "bmk_agentic_${{ inputs.row-id",
+                   "agentic artifacts split"):
         assert [n for n, t in texts.items() if marker in t] == ["benchmark.yml"], marker
 
 
@@ -157,11 +162,15 @@ def test_every_bucket_routes_to_a_shard_template(family):
     routed = {name: template for template, (names, _) in shards.TEMPLATES.items()
               for name in names}
     assert set(routed) | set(shards.CANARIES) == set(buckets.JOB_OUTPUTS)
-    assert routed[buckets.job_output_for("single_node", family)] == "single"
-    assert routed[buckets.job_output_for("multi_node", family)] == "multi"
+    agentic = "agentic" if family == "agentic" else ""
+    assert routed[buckets.job_output_for("single_node", family)] == (agentic or "single")
+    assert routed[buckets.job_output_for("multi_node", family)] == (
+        "multi-agentic" if agentic else "multi")
     for name in buckets.EVAL_BUCKETS:
-        assert routed[buckets.job_output_for(name)] == ("multi" if "multinode" in name
-                                                        else "single")
+        side = "multi" if "multinode" in name else "single"
+        expected = {"single": "agentic", "multi": "multi-agentic"}[side] \
+            if "agentic" in name else side
+        assert routed[buckets.job_output_for(name)] == expected
 
 
 def test_an_unusual_sequence_family_reaches_a_job():
@@ -294,7 +303,8 @@ def test_a_refused_launch_turns_only_the_launch_red():
     steps = _load("benchmark.yml")["jobs"]["benchmark"]["steps"]
     assert not [s for s in steps if "manifest" in s.get("with", {}).get("name", "")]
     upload = _step({"steps": steps}, lambda s: s.get("name") == "Upload results")
-    assert upload["if"] == "always()" and upload["with"]["path"] == "results"
+    assert upload["if"] == "always() && steps.artifacts.outputs.kind != 'agentic'"
+    assert upload["with"]["path"] == "results"
     process = _step({"steps": steps}, lambda s: s.get("name") == "Process results")
     assert process["if"] == "always() && hashFiles('results/**/manifest.json') != ''"
 
@@ -312,9 +322,10 @@ def test_every_upload_is_named_by_row_id_and_attempt():
     job): only the row id keeps two rows' artifacts apart, and the attempt two runs of one."""
     steps = _load("benchmark.yml")["jobs"]["benchmark"]["steps"]
     uploads = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@")]
-    assert [u["with"]["name"].split("_")[0] for u in uploads] == ["bmk", "rows"]
+    assert [u["with"]["name"].split("$")[0] for u in uploads] == [
+        "bmk_", "bmk_agentic_", "agentic_", "rows_"]
     for upload in uploads:
-        assert re.fullmatch(r"[a-z]+_\$\{\{ inputs\.row-id \}\}_\$\{\{ github\.run_attempt \}\}",
+        assert re.fullmatch(r"[a-z_]+_\$\{\{ inputs\.row-id \}\}_\$\{\{ github\.run_attempt \}\}",
                             upload["with"]["name"]), upload["with"]["name"]
 
 
@@ -324,10 +335,11 @@ def test_collect_never_merges_artifacts_and_gates_on_the_runs_matrix():
                  if s.get("uses", "").startswith("actions/download-artifact@")]
     assert not [d for d in downloads if "merge-multiple" in d]  # one folder per artifact
     assert {d.get("pattern") or d.get("name"): d["path"] for d in downloads} == {
-        "bmk_*": "results", "rows_*": "rows", "sweep-rows": "sweep-rows",
-        "changelog-metadata": "changelog-metadata"}
+        "bmk_*": "results", "rows_*": "rows", "agentic_*": "agentic-exports",
+        "sweep-rows": "sweep-rows", "changelog-metadata": "changelog-metadata"}
     runs = [s["run"] for s in steps if "run" in s]
     order = [next(i for i, r in enumerate(runs) if r.startswith(cmd)) for cmd in (
+        "infersweep agentic artifacts join results agentic-exports --out results/agentic",
         "infersweep results collect results rows --allow-empty",
         "infersweep results check results --matrix sweep-rows/sweep-rows.json",
         "infersweep eval collect results", "infersweep eval check results")]
@@ -339,8 +351,9 @@ def test_collect_never_merges_artifacts_and_gates_on_the_runs_matrix():
     upload = steps[-1]
     assert upload["with"]["name"] == "results_bmk"
     # staging reads the aggregates and re-checks the eval folders (infersweep/stage/gates.py)
-    assert upload["with"]["path"].split() == ["results", "aggregate", "sweep-rows",
-                                              "changelog-metadata"]
+    # agentic job folders stay out of it: staging reads their own pair of artifacts
+    assert upload["with"]["path"].split() == ["results", "!results/agentic", "aggregate",
+                                              "sweep-rows", "changelog-metadata"]
 
 
 def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():
@@ -401,3 +414,39 @@ def test_every_job_has_the_least_permissions(path):
         assert "permissions" in job, f"{path.name}:{name} has no permissions of its own"
         writes = {scope for scope, level in job["permissions"].items() if level == "write"}
         assert writes == WRITES.get((path.name, name), set()), (path.name, name, writes)
+
+
+def test_an_agentic_job_uploads_the_pair_staging_reads_and_collect_joins_it():
+    """An agentic row's job folder goes up as bmk_agentic_<id>_<attempt> (results) and
+    agentic_<id>_<attempt> (exports), both from the split step's folder, instead of the whole
+    folder; collect downloads the exports apart, joins each pair under results/agentic before
+    the gate, and leaves those folders out of results_bmk. The names are the ones staging
+    looks for (infersweep/stage/agenticarts.py)."""
+    from infersweep.launch import agenticartifacts
+    from infersweep.stage import agenticarts
+
+    assert (agenticartifacts.RESULTS_PREFIX, agenticartifacts.EXPORTS_PREFIX) == (
+        agenticarts.RESULTS_PREFIX, agenticarts.EXPORTS_PREFIX)
+    steps = _load("benchmark.yml")["jobs"]["benchmark"]["steps"]
+    split = _step({"steps": steps}, lambda s: s.get("id") == "artifacts")
+    assert split["env"] == {"INFERSWEEP_ROW": "${{ steps.row.outputs.row }}"}
+    out = re.fullmatch(r'infersweep agentic artifacts split results --out "\$RUNNER_TEMP/(.+)"',
+                       split["run"])[1]
+    names = [s.get("name") for s in steps]
+    assert names.index("Launch") < names.index("Split agentic artifacts") < names.index(
+        "Upload results")
+    for name, prefix, sub in (("Upload agentic results", agenticartifacts.RESULTS_PREFIX,
+                               "results"),
+                              ("Upload agentic exports", agenticartifacts.EXPORTS_PREFIX,
+                               "exports")):
+        upload = _step({"steps": steps}, lambda s, n=name: s.get("name") == n)
+        assert upload["if"] == "always() && steps.artifacts.outputs.kind == 'agentic'"
+        assert upload["with"]["name"].startswith(prefix + "${{ inputs.row-id }}")
+        assert upload["with"]["path"] == f"${{{{ runner.temp }}}}/{out}/{sub}"
+    collect = _load("run-sweep.yml")["jobs"]["collect"]["steps"]
+    join = _step({"steps": collect}, lambda s: "artifacts join" in s.get("run", ""))
+    assert "if" not in join
+    later = [s for s in collect[collect.index(join) + 1:] if "run" in s]
+    assert all(s.get("if", "").startswith("always()") for s in later)  # a bad pair gates on
+    assert _step({"steps": collect}, lambda s: s.get("with", {}).get("pattern") == (
+        agenticartifacts.EXPORTS_PREFIX + "*"))["with"]["path"] == "agentic-exports"
