@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from infersweep.diagnostics import Diagnostic
+from infersweep.printable import printable
 from infersweep.yamldoc import YamlDoc
 
 MAX_LENGTH = 100
@@ -25,8 +26,7 @@ HINT = ("a config key is lower-case letters a-z, digits, '-' and '.', beginning 
 
 def shown(text: str, limit: int = 60) -> str:
     """``text`` for a message: control and other unprintable characters escaped, cut short."""
-    out = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                  for c in text)
+    out = printable(text)
     return out if len(out) <= limit else out[:limit - 3] + "..."
 
 

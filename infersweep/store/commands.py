@@ -105,6 +105,7 @@ def list_runs(db, fmt, agentic):
     counted apart)."""
     from tabulate import tabulate
 
+    from infersweep.printable import printable_cells
     from infersweep.store import open_store
 
     if agentic:
@@ -118,10 +119,11 @@ def list_runs(db, fmt, agentic):
     if not runs:
         click.echo("no staged runs")
         return
-    click.echo(tabulate([[r["run_id"], r["attempt"], r["source"], r["pr_number"] or "",
+    click.echo(tabulate(printable_cells(
+                        [[r["run_id"], r["attempt"], r["source"], r["pr_number"] or "",
                           r["staged_at"], r["points"], _agentic_cell(r), r["evals"],
                           ", ".join(r["configs"])]
-                         for r in runs],
+                         for r in runs]),
                         headers=["run", "attempt", "source", "PR", "staged", "points",
                                  "agentic", "evals", "configs"]))
 
@@ -139,6 +141,7 @@ def _pct(v) -> str:
 def _list_agentic(db, fmt) -> None:
     from tabulate import tabulate
 
+    from infersweep.printable import printable_cells
     from infersweep.store import open_store
 
     with open_store(db) as s:
@@ -151,7 +154,7 @@ def _list_agentic(db, fmt) -> None:
         return
     def num(v, fmt="{:,.1f}", scale=1.0):
         return "" if v is None else fmt.format(v * scale)
-    click.echo(tabulate(
+    click.echo(tabulate(printable_cells(
         [[r["run_id"], r["attempt"], r["config_key"],
           r["kv_offloading"] + (f"/{r['kv_offload_backend']}" if r["kv_offload_backend"]
                                 else ""), r["conc"], num(r["tput_per_gpu"]),
@@ -160,7 +163,7 @@ def _list_agentic(db, fmt) -> None:
           _pct(r["theoretical_cache_hit_rate"]), _pct(r["error_rate"]),
           r["num_requests_successful"],
           "yes" if r["publishable"] else ("no (local, scaled down)" if r["scaled"] else "no")]
-         for r in found],
+         for r in found]),
         headers=["run", "attempt", "config", "KV offload", "conc", "tok/s/GPU",
                  "tok/s/user p50", "TTFT p50 ms", "GPU hit", "CPU hit", "theoretical hit",
                  "errors", "requests", "publishable"]))
