@@ -5,13 +5,17 @@ else the local file the eval recorded at run time) and the plan recorded at run 
 (:mod:`infersweep.evals.plan`), the check derives which questions must have been asked, and
 passes an eval folder only if:
 
-- the split's content digest and the targets' digest recorded at run time match the file;
+- the split is one the thresholds file pins by content digest (never one the eval vouches
+  for), and the split's and targets' digests recorded at run time match it;
+- the eval recorded the scoring rules of the task this checkout runs
+  (:mod:`infersweep.evals.rules`): they are compared as text, never compiled;
 - there is exactly one sample per planned question (none missing, none twice, none
   unplanned) and each sample's target is the split's answer for its doc id;
 - the samples file is inside the eval's folder (:mod:`infersweep.evals.samples`);
 - every request says it was answered (``"ok": true``; a record without the flag is a
   failure) with a non-empty response, and the summary's request counts are the samples';
-- re-scoring the samples without lm-eval, against the split's targets, reproduces every
+- re-scoring the samples without lm-eval, by the pinned rules and against the split's
+  targets, reproduces every
   saved extraction and verdict and both scores (a planned question without a sample counts
   as wrong);
 - both re-scored filters reach the model's threshold; and, judged for staging
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.evals import coverage, rescore, testset, thresholds
+from infersweep.evals import coverage, rescore, rules, testset, thresholds
 from infersweep.evals import dataset as evaldata
 from infersweep.evals import plan as planmod
 from infersweep.evals import samples as samplesmod
@@ -128,6 +132,8 @@ def check_folder(folder: Path, limits: dict, prefix: str | None, *, scope: Scope
                      min_questions=thresholds.min_questions(limits, prefix, data["model"]),
                      dataset=f"{ds_path} ({ds_source})", requests=data["requests"])
     found = Findings()
+    _rules(found, epath, data)
+    _pinned(found, epath, rows, limits, ds_path)
     _split(found, epath, plan, rows, expected, data, ds_path)
     sums, counts = coverage.samples(found, str(spath), lines, rows, expected, data, rep.audit)
     coverage.totals(found, epath, lines, expected, data, counts)
@@ -141,6 +147,42 @@ def check_folder(folder: Path, limits: dict, prefix: str | None, *, scope: Scope
                      "`eval check --scope local` and is never staged")
     rep.diagnostics = found.done()
     return rep
+
+
+def _rules(found: Findings, epath: str, data: dict) -> None:
+    """The eval was scored by the rules of the task this checkout runs."""
+    for why in rules.differences(data["filters"], data["metric"]):
+        key = "metric" if why.startswith("metric") else "filters"
+        found.refuse(epath, _key_line(epath, key), "eval-rules",
+                     f"{why}: the eval records other scoring rules than the GSM8K task this "
+                     "checkout runs", "an eval is scored only by the task's own rules (lm-eval "
+                     f"{rules.LM_EVAL_VERSION} gsm8k, infersweep/evals/rules.py), never by "
+                     "rules it brings; run `eval gsm8k` again with this checkout")
+
+
+def _pinned(found: Findings, epath: str, rows: list, limits: dict, ds_path: Path) -> None:
+    """The split judged against is one the thresholds file pins, whoever named it."""
+    got = testset.digest_rows(rows)
+    pins = thresholds.pinned_splits(limits)
+    if any(p.sha256 == got for p in pins):
+        return
+    known = "; ".join(f"{p.name}: {p.rows:,} rows, sha256 {p.sha256}" for p in pins)
+    found.refuse(epath, 1, "eval-dataset-unpinned",
+                 f"the test split {ds_path} ({len(rows):,} rows, sha256 {got}) is none of the "
+                 f"splits the thresholds file pins ({known or 'it pins none'})",
+                 "an eval is judged only against a pinned split, whatever digests it recorded: "
+                 "give the real GSM8K test split with --dataset FILE, or pin a new split under "
+                 "datasets.gsm8k in the thresholds file (a reviewed change)")
+
+
+def _key_line(path: str, key: str) -> int:
+    """The line of ``"key":`` in a JSON file (1 when it cannot be found)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return 1
+    at = text.find(f'"{key}"')
+    return 1 if at < 0 else text.count("\n", 0, at) + 1
 
 
 def _split(found: Findings, epath: str, plan: planmod.Plan, rows: list, expected: range,

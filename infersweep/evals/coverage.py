@@ -11,7 +11,6 @@ from __future__ import annotations
 from infersweep.evals import rescore
 from infersweep.evals.findings import Findings
 
-STRICT_ANSWER = r"#### (\-?[0-9\.\,]+)"  # the answer a GSM8K target ends with
 RERUN = "run the same `eval gsm8k` command again; a folder edited after the run is not evidence"
 
 
@@ -37,10 +36,10 @@ def request(found: Findings, spath: str, lineno: int, doc: int, s: dict) -> str:
 
 def samples(found: Findings, spath: str, lines: list[tuple[int, dict]], rows: list,
             expected: range, data: dict, audit: list[dict]) -> tuple[dict, dict]:
-    """Each sample against the plan, the split's target, its request and its re-score;
+    """Each sample against the plan, the split's target, its request and its re-score (by
+    the pinned rules, :mod:`infersweep.evals.rules`);
     returns the re-scored verdicts' sums per filter and the requests' outcomes, and appends
     one audit row per planned question to ``audit``."""
-    filters, metric = data["filters"], data["metric"]
     sums = dict.fromkeys(rescore.FILTERS, 0.0)
     counts = {"ok": 0, "failed": 0, "unflagged": 0}
     seen: dict[int, int] = {}
@@ -73,14 +72,12 @@ def samples(found: Findings, spath: str, lines: list[tuple[int, dict]], rows: li
                          "an answered request needs answer text; " + RERUN)
         req = s.get("request") if isinstance(s.get("request"), dict) else {}
         row = {"doc_id": doc, "line": lineno,
-               "target_answer": rescore.extract(STRICT_ANSWER, 0, "", target),
+               "target_answer": rescore.target_answer(target),
                "request_ok": outcome == "ok", "error_class": req.get("error_class") or "",
                "retries": req.get("retries", 0), "non_empty": non_empty}
         for f in rescore.FILTERS:
-            spec = filters[f]
-            got = rescore.extract(spec["regex"], spec["group_select"], spec["fallback"],
-                                  resp if isinstance(resp, str) else "")
-            verdict = rescore.exact_match(got, target, metric)
+            got = rescore.extract(f, resp)
+            verdict = rescore.exact_match(got, target)
             sums[f] += verdict
             saved_x, saved_v = s["extracted"].get(f), s["exact_match"].get(f)
             row[f] = {"extracted": got, "correct": bool(verdict), "saved_extracted": saved_x,
@@ -99,7 +96,7 @@ def samples(found: Findings, spath: str, lines: list[tuple[int, dict]], rows: li
                      f"sample (doc {_ids(missing)}); each counts as wrong",
                      "every question asked needs its sample; " + RERUN)
         audit += [{"doc_id": i, "line": None, "missing": True, "target_answer":
-                       rescore.extract(STRICT_ANSWER, 0, "", rows[i][1]), "request_ok": False}
+                       rescore.target_answer(rows[i][1]), "request_ok": False}
                       for i in missing]
         audit.sort(key=lambda r: r["doc_id"])
     return sums, counts

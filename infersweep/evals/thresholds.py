@@ -3,7 +3,8 @@
 Per task, a model's entry (or ``default``) may give the least score (``gsm8k``) and the
 least number of questions an eval judged for staging must have asked
 (``gsm8k-min-questions``); a file that says nothing of the minimum requires the whole GSM8K
-test split.
+test split. The file also pins, by content digest, the test splits an eval may be judged
+against (``datasets``): the check trusts these, never the digests an eval recorded.
 """
 
 from __future__ import annotations
@@ -70,3 +71,16 @@ def min_questions(data: dict, prefix: str | None, model: str, task: str = "gsm8k
     if found is None:
         return MinQuestions(FULL_SET[task], "the full test split")
     return MinQuestions(int(found[0]), found[1])
+
+
+@dataclass(frozen=True)
+class PinnedSplit:
+    name: str
+    rows: int
+    sha256: str
+
+
+def pinned_splits(data: dict, task: str = "gsm8k") -> list[PinnedSplit]:
+    """The test splits of ``task`` the file accepts (``datasets.<task>``; none: no split)."""
+    listed = (data.get("datasets") or {}).get(task) or []
+    return [PinnedSplit(str(s["name"]), int(s["rows"]), str(s["sha256"])) for s in listed]

@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.integration.evals.conftest import SCALED, run_eval
+from tests.unit.evals import evalfolder
 
 pytestmark = pytest.mark.integration
 
@@ -40,7 +41,7 @@ def test_a_scaled_down_eval_for_staging_needs_the_thresholds_minimum(honest, tmp
     path = THRESHOLDS
     if limits is not None:
         path = tmp_path / "thresholds.yaml"
-        path.write_text(limits)
+        path.write_text(limits + evalfolder.pinned_section())
     got, stdout, _ = run_cli("eval", "check", honest, "--thresholds", path)
     assert got == code, stdout
     assert said in stdout

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from infersweep.evals import rescore, testset
+from tests import evalscoring
 from tests.integration.evals.conftest import SCALED
+from tests.unit.evals import evalfolder
 
 pytestmark = pytest.mark.integration
 
@@ -36,11 +38,9 @@ def refit(summary: dict, samples: list[dict]) -> None:
     sums = dict.fromkeys(rescore.FILTERS, 0.0)
     for s in samples:
         for f in rescore.FILTERS:
-            spec = summary["filters"][f]
-            got = rescore.extract(spec["regex"], spec["group_select"], spec["fallback"],
-                                  s["response"])
+            got = evalscoring.extract(summary["filters"][f], s["response"])
             s["extracted"][f] = got
-            s["exact_match"][f] = rescore.exact_match(got, s["target"], summary["metric"])
+            s["exact_match"][f] = evalscoring.exact_match(got, s["target"], summary["metric"])
             sums[f] += s["exact_match"][f]
     for f in rescore.FILTERS:
         summary["scores"][f]["exact_match"] = sums[f] / len(samples)
@@ -60,10 +60,8 @@ def naive_problems(folder: Path, threshold: float) -> list[str]:
         if not (s.get("request") or {}).get("ok", True) or not str(s["response"]).strip():
             problems.append(f"doc {s['doc_id']}: request")
         for f in rescore.FILTERS:
-            spec = summary["filters"][f]
-            got = rescore.extract(spec["regex"], spec["group_select"], spec["fallback"],
-                                  s["response"])
-            verdict = rescore.exact_match(got, s["target"], summary["metric"])
+            got = evalscoring.extract(summary["filters"][f], s["response"])
+            verdict = evalscoring.exact_match(got, s["target"], summary["metric"])
             sums[f] += verdict
             if got != s["extracted"][f] or verdict != s["exact_match"][f]:
                 problems.append(f"doc {s['doc_id']}: re-score")
@@ -77,8 +75,7 @@ def naive_problems(folder: Path, threshold: float) -> list[str]:
 @pytest.fixture
 def check(run_cli, tmp_path):
     """`eval check` with a lenient threshold (0.5), --scope local unless told otherwise."""
-    limits = tmp_path / "thresholds.yaml"
-    limits.write_text("default:\n  gsm8k: 0.5\n")
+    limits = evalfolder.thresholds(tmp_path / "thresholds.yaml", 0.5)
 
     def run(folder: Path, *args: str, scope: str | None = "local"):
         scoped = ("--scope", scope) if scope else ()
@@ -254,7 +251,8 @@ def test_failed_requests_without_the_ok_flag_are_refused(with_failures, copy_of,
 
 def test_a_forged_split_is_caught_by_the_dataset_given(honest, copy_of, check, tmp_path, gsm8k):
     """The recorded test file points at a split whose answers are the model's: consistent in
-    itself (digests recomputed), refused against the split the checker names."""
+    itself (digests recomputed), refused as a split the thresholds file does not pin, and
+    against the split the checker names."""
     folder = copy_of(honest)
     summary, samples = load(folder)
     rows = testset.read_rows(gsm8k[0], "split")
@@ -270,7 +268,10 @@ def test_a_forged_split_is_caught_by_the_dataset_given(honest, copy_of, check, t
     summary["targets-sha256"] = testset.digest_targets((s["doc_id"], s["target"]) for s in samples)
     save(folder, summary, samples)
     assert naive_problems(folder, 0.5) == []
-    assert check(folder)[0] == 0  # judged against its own split, it is consistent
+    code, out, _ = check(folder)  # judged against its own split, it is consistent ...
+    assert code == 1  # ... but that split is not the one the repository pins
+    assert f"[eval-dataset-unpinned] the test split {fake} (1,319 rows" in out, out
+    assert "[eval-target-mismatch]" not in out and "[eval-dataset-digest]" not in out
     code, out, _ = check(folder, "--dataset", gsm8k[0])
     assert code == 1
     assert "[eval-dataset-digest] the test split" in out and "(--dataset)" in out, out

@@ -169,8 +169,7 @@ def test_what_is_stored_is_exactly_what_was_gated(gh, tmp_path, run_cli):
     unpacked = tmp_path / "unpacked"
     with zipfile.ZipFile(io.BytesIO(bmk)) as zf:
         zf.extractall(unpacked)
-    verdict = gates.judge(unpacked, [s.row], sr.resultsrun_repo() / "configs" /
-                          "eval-thresholds.yaml", str(sr.RUN))
+    verdict = gates.judge(unpacked, [s.row], sr.thresholds_file(tmp_path), str(sr.RUN))
     assert verdict.passed, verdict.problems
     with open_store(db) as st:
         (run,) = st.staged_runs()

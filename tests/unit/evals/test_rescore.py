@@ -1,6 +1,9 @@
-"""The check's re-scoring agrees with lm-eval's own regex filter and exact-match metric."""
+"""The check's re-scoring agrees with lm-eval's own regex filter and exact-match metric, and
+the rules it pins (infersweep/evals/rules.py) are the installed gsm8k task's."""
 
 from __future__ import annotations
+
+from importlib.metadata import version
 
 import yaml
 from hypothesis import given, settings
@@ -8,7 +11,7 @@ from hypothesis import strategies as st
 from lm_eval.api.metrics import exact_match_hf_evaluate
 from lm_eval.filters.extraction import RegexFilter
 
-from infersweep.evals import rescore, task
+from infersweep.evals import rescore, rules, task
 
 RESPONSES = [
     "The result is 133.\n#### 133", "#### 1,234", "#### -7", "no number at all", "",
@@ -27,14 +30,32 @@ def test_filters_of_the_installed_task_are_the_two_gsm8k_filters():
     assert names == list(rescore.FILTERS)
 
 
+def test_the_pinned_rules_are_the_installed_tasks():
+    cfg = _task_config()
+    assert {f["name"]: rescore.filter_spec(f) for f in cfg["filter_list"]} == {
+        name: rule.recorded() for name, rule in rules.FILTERS.items()}
+    metric = next(m for m in cfg["metric_list"] if m["metric"] == "exact_match")
+    assert {k: metric[k] for k in rules.METRIC} == rules.METRIC
+    assert cfg["metadata"]["version"] == rules.TASK_VERSION
+    assert version("lm-eval") == rules.LM_EVAL_VERSION
+
+
+def test_recorded_rules_are_compared_as_data():
+    same = {name: rule.recorded() for name, rule in rules.FILTERS.items()}
+    assert rules.differences(same, dict(rules.METRIC)) == []
+    other = dict(same, extra={"regex": "x", "group_select": 0, "fallback": ""})
+    assert rules.differences(other, rules.METRIC) == [
+        "filters has extra, which the task does not define"]
+    assert rules.differences("not a dict", None)[0].startswith("filters.strict-match is None")
+
+
 def _ours_and_theirs(response: str):
     cfg = _task_config()
     out = []
     for f in cfg["filter_list"]:
         spec = rescore.filter_spec(f)
         theirs = RegexFilter(regex_pattern=spec["regex"], group_select=spec["group_select"])
-        out.append((rescore.extract(spec["regex"], spec["group_select"], spec["fallback"],
-                                    response),
+        out.append((rescore.extract(f["name"], response),
                     theirs.apply([[response]], [{}])[0][0]))
     return out
 
@@ -59,4 +80,4 @@ def test_exact_match_matches_lm_eval():
         for t in TARGETS:
             for pred, _ in _ours_and_theirs(r):
                 theirs = exact_match_hf_evaluate([pred], [t], **kw)["exact_match"]
-                assert rescore.exact_match(pred, t, kw) == theirs, (pred, t)
+                assert rescore.exact_match(pred, t) == theirs, (pred, t)
