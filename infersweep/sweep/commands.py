@@ -209,10 +209,11 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
             click.echo("not staged: the run is not stageable", err=True)
         sys.exit(1)
     if stage:
-        _stage(out, db, site, repo)
+        _stage(out, db, site, repo, runner.run_id, runner.attempt)
 
 
-def _stage(out: Path, db: str | None, site: Path, repo: Path) -> None:
+def _stage(out: Path, db: str | None, site: Path, repo: Path, run_id: str,
+           attempt: int) -> None:
     """The run into the store, then the report of every staged run from the store."""
     from infersweep.report import run_page_path
     from infersweep.report.fromstore import rebuild
@@ -221,7 +222,9 @@ def _stage(out: Path, db: str | None, site: Path, repo: Path) -> None:
     from infersweep.sweep.gate import THRESHOLDS
 
     with open_store(db) as store:
-        staged = ingest_folder(store, out, echo=lambda line: click.echo(line, err=True))
+        # the sweep's own run id: an agentic result names none (its manifest does)
+        staged = ingest_folder(store, out, run_id=run_id, attempt=attempt,
+                               echo=lambda line: click.echo(line, err=True))
         click.echo(f"staged {staged.summary.line} into {staged.store}")
         runs, _ = rebuild(store, site, thresholds_file=repo / THRESHOLDS)
     run = next(r for r in runs if (r.run_id, r.attempt) == (staged.summary.run_id,
