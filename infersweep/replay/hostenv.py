@@ -68,6 +68,22 @@ def act_environment(work_dir: str | Path,
     return env
 
 
+def secret_file_values(path: str | Path | None) -> list[str]:
+    """The values of a secret file's ``NAME=VALUE`` lines (quotes around a value removed), to
+    mask in the log as act masks them in its output."""
+    if path is None:
+        return []
+    values = []
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
+        name, sep, value = line.strip().removeprefix("export ").partition("=")
+        if sep and name and not name.startswith("#"):
+            value = value.strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            values.append(value)
+    return values
+
+
 def mask_values(text: str, values: list[str] | tuple[str, ...], mask: str = "***") -> str:
     """``text`` with every occurrence of each secret value (4 characters or more: shorter
     ones would mask ordinary words) replaced by ``mask``, the longest first."""

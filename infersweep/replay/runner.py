@@ -46,7 +46,7 @@ from infersweep.replay.actions import (
     workflow_uses,
 )
 from infersweep.replay.actlog import ActLog
-from infersweep.replay.hostenv import act_environment, mask_values
+from infersweep.replay.hostenv import act_environment, mask_values, secret_file_values
 from infersweep.replay.toolcache import PythonToolCache
 from infersweep.replay.workflows import reachable_workflows, runs_on_labels
 
@@ -204,7 +204,7 @@ def run_act(workflow: str | Path, event_name: str, event_payload: Mapping, *,
                       artifact_port=free_port(), action_cache_dir=work_dir / "act-cache",
                       trees=trees, toolcache=toolcache, fleet=fleet, act=act)
     log = ActLog()
-    secret_values = [TOKEN, *(secrets or {}).values()]
+    secret_values = [TOKEN, *(secrets or {}).values(), *secret_file_values(secret_file)]
     started = time.monotonic()
     timed_out = False
     with open(log_path, "w", encoding="utf-8") as sink:

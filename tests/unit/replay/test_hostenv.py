@@ -3,7 +3,12 @@ environment into every step of the replayed head), and its log masks secrets."""
 
 from __future__ import annotations
 
-from infersweep.replay.hostenv import act_environment, is_allowed, mask_values
+from infersweep.replay.hostenv import (
+    act_environment,
+    is_allowed,
+    mask_values,
+    secret_file_values,
+)
 from infersweep.replay.runner import TOKEN, act_command
 
 USER_ENV = {
@@ -65,3 +70,13 @@ def test_secrets_stay_off_the_command_line_with_a_secret_file(tmp_path):
                       action_cache_dir=tmp_path / "c", act="act", secret_file="/s.env")
     assert cmd[cmd.index("--secret-file") + 1] == "/s.env"
     assert f"GITHUB_TOKEN={TOKEN}" in cmd
+
+
+def test_the_secret_files_values_are_masked_too(tmp_path):
+    path = tmp_path / "secrets.env"
+    path.write_text("# a comment\nDB_URL='postgresql://u:pw@db/x'\nexport API_KEY=\"sk-123456\"\n"
+                    "PLAIN=value-1234\n\n")
+    values = secret_file_values(path)
+    assert values == ["postgresql://u:pw@db/x", "sk-123456", "value-1234"]
+    assert mask_values("key sk-123456 in value-1234", values) == "key *** in ***"
+    assert secret_file_values(None) == []
