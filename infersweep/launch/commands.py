@@ -54,7 +54,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
     130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
     """
-    from infersweep.launch import identity, launcher
+    from infersweep.launch import agenticinputs, identity, launcher
     from infersweep.launch.apply import SubmitError
     from infersweep.launch.checkout import CheckoutError
     from infersweep.launch.deadline import launch_deadline_s
@@ -83,6 +83,9 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
         output = Path(environ["INFERSWEEP_RESULT_DIR"])
     out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
+    if prep.needs_checkout and agenticinputs.is_agentic(row):
+        # the client and the traces, before the checkout and before any GPU is allocated
+        agenticinputs.ready(row, environ, say=say)
     srt_slurm = None
     if prep.needs_checkout and launcher.recipe_in_checkout(row, repo, template):
         # the row's recipe is in srt-slurm at the pinned commit: check it out to render it
