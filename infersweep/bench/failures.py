@@ -44,6 +44,7 @@ class Failure(StrEnum):
     STREAM_ERROR = "stream_error"    # an error object or event mid-stream
     MISSING_USAGE = "missing_usage"  # ended without usage: completion tokens unknown
     NO_TOKENS = "no_tokens"          # ended without any token chunk
+    OUTPUT_OVER_LIMIT = "output_over_limit"  # usage says more tokens than max_tokens allowed
     # a defect of the client itself (reported, never raised out of a socket callback)
     CLIENT_ERROR = "client.internal_error"
 

@@ -33,9 +33,10 @@ class StreamSink(Sink):
     __slots__ = ("sse", "status", "t_headers", "chunk_t", "chunk_tok", "usage_out",
                  "usage_in", "cached_in", "finish_reason", "last_event_t", "done",
                  "error_class", "error", "err_body", "text_chunks", "keep_text", "text", "_cum",
-                 "_per_chunk", "chat")
+                 "_per_chunk", "chat", "max_output")
 
-    def __init__(self, keep_text: bool = False, chat: bool = False):
+    def __init__(self, keep_text: bool = False, chat: bool = False,
+                 max_output: int | None = None):
         self.sse = SSEParser()
         self.status = 0
         self.t_headers = 0
@@ -56,6 +57,7 @@ class StreamSink(Sink):
         self._cum = 0
         self._per_chunk = True  # every chunk with text so far came with usage
         self.chat = chat
+        self.max_output = max_output  # the max_tokens the request asked for (None: unchecked)
 
     def on_headers(self, status, headers, t):
         self.status = status
@@ -211,3 +213,9 @@ class StreamSink(Sink):
         elif self.usage_out is None:
             self._set_error(Failure.MISSING_USAGE,
                             "stream ended without a usage object (completion_tokens unknown)")
+        elif self.max_output is not None and self.usage_out > self.max_output:
+            # no engine returns more than max_tokens: the count, or the engine, is wrong
+            self._set_error(Failure.OUTPUT_OVER_LIMIT,
+                            f"usage.completion_tokens {self.usage_out} exceeds the "
+                            f"{self.max_output} tokens the request allowed (in "
+                            f"{len(self.chunk_t)} chunks)")

@@ -187,7 +187,8 @@ class Worker:
         body = work.body(i)
         head = build_head("POST", self.spec.host, self.spec.port, self.spec.path, len(body),
                           self.headers)
-        sink = StreamSink(keep_text=self.spec.keep_text, chat=work.chat)
+        sink = StreamSink(keep_text=self.spec.keep_text, chat=work.chat,
+                          max_output=int(work.plan.output_lens[i]))
         start = _now()
         sent = await self.pool.exchange(head, body, sink, self.inflight, start)
         end = _now()

@@ -183,3 +183,23 @@ def test_records_of_older_versions_still_recompute():
            "chunk_tokens": None, "output_tokens": 3, "prompt_len": 8}
     m = request_metrics(rec)
     assert m.ttft == pytest.approx(0.1) and m.token_itls == pytest.approx([0.02, 0.02])
+
+
+def test_usage_beyond_what_the_request_allowed_fails_it():
+    """No engine returns more than max_tokens: 800,000 tokens claimed from 24 chunks is a
+    failed request, not 800,000 tokens of throughput; exactly the limit is a success."""
+    def sink(claimed: int) -> StreamSink:
+        s = StreamSink(max_output=16)
+        s.on_headers(200, {}, 0)
+        for i in range(24):
+            s.on_body(text(f" t{i}"), (i + 1) * MS)
+        s.on_body(ev({"choices": [], "usage": usage(claimed)}), 25 * MS)
+        s.finish()
+        return s
+
+    over = sink(800_000)
+    assert over.error_class == "output_over_limit"
+    assert over.error == ("usage.completion_tokens 800000 exceeds the 16 tokens the request "
+                          "allowed (in 24 chunks)")
+    assert sink(17).error_class == "output_over_limit"
+    assert sink(16).error_class == ""
