@@ -19,7 +19,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.launch.fleet import Fleet
 from infersweep.launch.jobtag import JobTag
 from infersweep.matrix.rows import concs as row_concs
-from infersweep.recipe import render, rowfit, rowrules, template, topology, workload
+from infersweep.recipe import agenticwork, render, rowfit, rowrules, template, topology, workload
 from infersweep.recipe.render import Rendered
 from infersweep.yamldoc import load_yaml
 
@@ -41,7 +41,8 @@ def render_override(row: dict, path: Path, *, source: str, client: str,
         raise InputError(sorted(set(found)))
     data = render.apply_row_settings(doc, render._fill(doc, row, source), row,
                                      row_concs(row), source)
-    work = workload.from_row(row)
+    work = (agenticwork.from_row(row) if agenticwork.is_agentic(row)
+            else workload.from_row(row))
     render.set_benchmark(data, work, client=client, result_dir=result_dir)
     return Rendered(data, path, f"--template {path}", work, work.points(data["name"]))
 

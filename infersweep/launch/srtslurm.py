@@ -163,8 +163,10 @@ class SrtSlurmJob(Job):
             for f in sorted(src.iterdir()):
                 if f.is_file():
                     shutil.copyfile(f, dst / f.name)
-            if (src / EVAL_SUBDIR).is_dir():  # the eval step's output (rows marked run-eval)
-                shutil.copytree(src / EVAL_SUBDIR, dst / EVAL_SUBDIR, dirs_exist_ok=True)
+                # folders: the eval step's output (rows marked run-eval) and each agentic
+                # point's client exports, which its result names and the gates read
+                elif f.is_dir() and not f.is_symlink():
+                    shutil.copytree(f, dst / f.name, dirs_exist_ok=True, symlinks=True)
         for name in (f"sweep_{self.job_id}.log", *KEPT_LOGS):
             if (src_logs / name).is_file():
                 shutil.copyfile(src_logs / name, self.workdir / "logs" / name)
