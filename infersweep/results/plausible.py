@@ -9,7 +9,10 @@ processed and for a row read back from an aggregate or a row file.
   :mod:`infersweep.results.bounds`;
 - ``results-consistency``: rates agree with the counts over the duration, per-GPU rates with
   the totals over the GPUs, interactivity with 1 / TPOT, percentiles are in order, no latency
-  is longer than the whole benchmark.
+  is longer than the whole benchmark;
+- ``results-output-length`` (a client result's ``output_lens``, :func:`requested_output`): no
+  request produced more tokens than the point asked for (its ``max_tokens``, the point's
+  OSL), and the lengths add up to ``total_output_tokens``.
 
 A finding names the field as its source spells it (:class:`Naming`): a client result's
 ``median_tpot_ms`` in ms, or a row's ``/rows/3/median_tpot`` in seconds.
@@ -26,6 +29,7 @@ RULE_NUMBER = "results-number"
 RULE_ZERO = "results-zero"
 RULE_BOUND = "results-bound"
 RULE_CONSISTENCY = "results-consistency"
+RULE_OUTPUT = "results-output-length"
 
 LATENCIES = ("ttft", "tpot", "itl", "e2el")
 ALL_STATS = ("mean", "median", "std", "p90", "p99", "p99.9")
@@ -56,6 +60,9 @@ HINTS = {
                 "client or an edited file: rerun the point",
     RULE_CONSISTENCY: "the client derives these from the same counts and duration; the file "
                       "was edited or written by a broken client: rerun the point",
+    RULE_OUTPUT: "no engine returns more tokens than max_tokens, which the client sets to at "
+                 "most the point's OSL (the client fails such a request: output_over_limit); "
+                 "the file was edited or the engine miscounts: rerun the point",
 }
 
 ORDER_HINT = ("percentiles of one set of times never decrease (median <= p90 <= p99 <= p99.9); "
@@ -121,6 +128,33 @@ def check(row: dict, naming: Naming = Naming()) -> list[Finding]:
     if found:
         return found
     return _zeros(row, v, naming) + _bounds(row, v, naming) + _consistency(row, v, naming)
+
+
+def requested_output(result: dict, osl: object) -> list[Finding]:
+    """A client result's per-request output lengths against the most any request asked for
+    (``osl``): none longer, and their sum the result's ``total_output_tokens``. A result
+    without ``output_lens`` (the client always writes them) is judged by its other rules."""
+    lens = result.get("output_lens")
+    if lens is None or not _num(osl):
+        return []
+    if not isinstance(lens, list) or not all(type(n) is int and 0 <= n <= MAX_INT
+                                             for n in lens):
+        return [Finding(RULE_OUTPUT, "output_lens", "output_lens is not a list of token "
+                        "counts (whole numbers >= 0)")]
+    over = [(i, n) for i, n in enumerate(lens) if n > osl]
+    found = []
+    if over:
+        i, n = over[0]
+        found.append(Finding(RULE_OUTPUT, "output_lens",
+                             f"output_lens: {len(over)} of {len(lens)} requests produced more "
+                             f"tokens than the point asked for (request {i}: {n} tokens, at "
+                             f"most {osl} asked)"))
+    total = result.get("total_output_tokens")
+    if _num(total) and sum(lens) != total:
+        found.append(Finding(RULE_OUTPUT, "total_output_tokens",
+                             f"total_output_tokens is {total}, but output_lens add up to "
+                             f"{sum(lens)}"))
+    return found
 
 
 def _values(row: dict, naming: Naming) -> tuple[dict, list[Finding]]:

@@ -294,10 +294,13 @@ def latency_fields(data: dict, label: str, path: Path) -> tuple[dict, list[str]]
     return out, warnings
 
 
-def implausible(row: dict, path: Path, label: str) -> InputError | None:
-    """The findings of :mod:`infersweep.results.plausible` on a point's row, located in its
-    client result file, or None."""
+def implausible(row: dict, path: Path, label: str, result: dict | None = None
+                ) -> InputError | None:
+    """The findings of :mod:`infersweep.results.plausible` on a point's row (and on its
+    client ``result``'s per-request output lengths), located in its file, or None."""
     found = plausible.check(row, plausible.RESULT)
+    if result is not None:
+        found += plausible.requested_output(result, row.get("run_osl"))
     if not found:
         return None
     diags = []
@@ -363,7 +366,7 @@ def process_point(point: Point, *, allow_incomplete: bool = False) -> Processed:
         "attempt": entry["attempt"], "requested": requested, "successful": successful,
         "result_file": path.as_posix(),
     })
-    problem = implausible(out, path, point.label)
+    problem = implausible(out, path, point.label, data)
     if problem is not None:
         raise problem
     return Processed(out, warnings)
