@@ -19,6 +19,7 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.rows import concs as row_concs
 
 ROW_FILE = "row.json"
+RULE_CONSISTENCY = "agentic-consistency"  # as gate.RULE_CONSISTENCY: a result edited
 
 
 def is_agentic_row(row: dict) -> bool:
@@ -90,7 +91,7 @@ def examine(paths) -> list[dict]:
             found.append(Diagnostic(str(path), 0, 0, f"recipe_fingerprint {str(fp)[:12]}… is "
                                     f"not that of the {ROW_FILE} beside it "
                                     f"({_fingerprint(row)[:12]}…)", gate.EDITED,
-                                    gate.RULE_CONSISTENCY))
+                                    RULE_CONSISTENCY))
         out.append({"file": path.as_posix(), "folder": path.parent.as_posix(),
                     "fingerprint": fp, "conc": conc, "label": _label(row, fp, conc),
                     "row": row, "publishable": bool(data.get("publishable")) and not found,
@@ -104,7 +105,8 @@ def _as_dict(d: Diagnostic) -> dict:
 
 
 def as_diagnostic(p: dict) -> Diagnostic:
-    return Diagnostic(p["path"], p["line"], p["col"], p["message"], p["hint"], p["rule"])
+    """A finding back from :func:`_as_dict` (its rule was named where it was made)."""
+    return Diagnostic(**p)
 
 
 def expected(entries: list[dict], matrix_rows: list[dict] | None) -> dict[tuple, dict]:
