@@ -37,7 +37,8 @@ def file_kind(path: Path) -> str:
     """What a file given to `validate` is: master, runners, fleets, or one of OTHER_FILES.
     Decided by content (the name can be anything), by name where the content is unreadable."""
     by_name = {RUNNERS_FILE: "runners", FLEETS_FILE: "fleets", "perf-changelog.yaml":
-               "changelog", "runtimes.yaml": "runtimes", "eval-thresholds.yaml": "thresholds"}
+               "changelog", "runtimes.yaml": "runtimes", "eval-thresholds.yaml": "thresholds",
+               "gpu-costs.yaml": "gpu-costs"}
     if path.match(MASTER_GLOB):
         return "master"
     try:
@@ -54,11 +55,26 @@ def file_kind(path: Path) -> str:
         for top, kind in (("fleets", "fleets"), ("runtimes", "runtimes")):
             if keys == {top}:
                 return kind
+        if keys == {"tiers", "hardware"}:
+            return "gpu-costs"
         if keys and keys <= {"default", "models"}:
             return "thresholds"
         if {"resources", "backend"} <= keys:
             return "template"
     return by_name.get(path.name, "master")
+
+
+def _gpu_costs_problems(paths: list[Path]) -> list[Diagnostic]:
+    """The report's GPU costs and power files (configs/gpu-costs.yaml), checked by schema."""
+    from infersweep.report import costs as gpucosts
+
+    out: list[Diagnostic] = []
+    for p in paths:
+        try:
+            gpucosts.load(p)
+        except InputError as exc:
+            out.extend(exc.diagnostics)
+    return out
 
 
 @click.command()
@@ -71,18 +87,21 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
 
     PATHS are master config files; default: configs/*-master.yaml. A runners file given
     as a PATH is used as the runners file, a fleets file is checked too (the fleets file
-    beside the runners file always is: it says how many nodes a runner label reaches).
+    beside the runners file always is: it says how many nodes a runner label reaches), and
+    so is the report's GPU costs file (configs/gpu-costs.yaml, given or by default).
     Another file of the repository (the changelog, the runtime pins, ...) is not checked
     here: the error names the command that checks it.
     """
     runner_file = runner_config or default_runner_file()
-    files, fleets, wrong = [], [], []
+    files, fleets, costs, wrong = [], [], [], []
     for p in paths:
         kind = file_kind(p) if p.is_file() else "master"
         if kind == "runners" and runner_config is None:
             runner_file = p
         elif kind == "fleets":
             fleets.append(p)
+        elif kind == "gpu-costs":
+            costs.append(p)
         elif kind in OTHER_FILES:
             what, how = OTHER_FILES[kind]
             wrong.append(Diagnostic(str(p), 0, 0, f"this is {what}, not a master config",
@@ -93,17 +112,23 @@ def validate(paths: tuple[Path, ...], runner_config: Path | None) -> None:
         raise InputError(wrong)
     if not paths:
         files = default_config_files()
+        costs = [p for p in (Path("configs") / "gpu-costs.yaml",) if p.is_file()]
         if not files:
             raise InputError(Diagnostic(
                 str(Path.cwd()), 0, 0, "no master configs here (configs/*-master.yaml)",
                 "run it in the repository root, or name the files: infersweep validate "
                 "FILE... --runner-config RUNNERS_FILE", "io"))
-    problems = []
+    problems = _gpu_costs_problems(costs)
     for f in fleets:
         try:
             load_fleet_sizes(f)
         except InputError as exc:
             problems.extend(exc.diagnostics)
+    if not files and costs and not fleets and paths and runner_config is None:
+        if problems:  # only GPU costs files were given
+            raise InputError(sorted(set(problems)))
+        click.echo("ok: " + ", ".join(f"GPU costs file {c}" for c in costs))
+        return
     if not files:  # only a runners and/or fleets file was given
         try:
             runners = load_runners(runner_file)
