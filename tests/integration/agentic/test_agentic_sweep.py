@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "agentic"
 KEY = "dsv4-fp4-mi355x-sglang-agentic"
-SCALE_DOWN = "120"  # a 30 s window and one warm-up request per lane
+SCALE_DOWN = "180"  # a 20 s window and one warm-up request per lane
 
 
 def _run(args: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
@@ -51,7 +51,7 @@ def test_an_agentic_sweep_replays_checks_and_stages(tmp_path):
         assert r["conc"] == 4 and r["num_requests_successful"] > 0
         # a local run says so, and is never publishable
         assert r["publishable"] is False and r["scaled"]["duration"] == {"original": 3600,
-                                                                         "run": 30}
+                                                                         "run": 20}
         # the replayed traces are the folder given, and the simulator's prefix cache was hit
         assert r["dataset"]["type"] == "weka_trace" or "weka" in json.dumps(r["dataset"])
         hit = r["server_metrics"]["server_gpu_cache_hit_rate"]
