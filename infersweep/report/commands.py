@@ -38,7 +38,11 @@ def _store_runs(url: str | None) -> list:
                    "exists, else evals are shown unjudged].")
 @click.option("--title", default="infersweep results", show_default=True,
               help="The site's title.")
-def build(out, db, from_runs, threshold_file, title):
+@click.option("--costs", "costs_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None,
+              help="GPU costs and power for the explorer's cost and energy metrics [default: "
+                   "configs/gpu-costs.yaml when it exists].")
+def build(out, db, from_runs, threshold_file, title, costs_file):
     """Render the report: an index, a page per config (throughput per GPU against
     interactivity with each run's Pareto frontier, every point, evals against thresholds)
     and a page per staged run at runs/<run id>-<attempt>.html.
@@ -51,11 +55,14 @@ def build(out, db, from_runs, threshold_file, title):
 
     output.check_out(out)  # before any work
     limits = load_limits(threshold_file, warn=lambda w: click.echo(f"warning: {w}", err=True))
+    from infersweep.report import costs as gpucosts
+
+    costs = gpucosts.load_default(costs_file)
     runs = [fromrun.load(p) for p in from_runs]
     db = db or os.environ.get(URL_ENV) or None
     if db is not None or not from_runs:
         runs += _store_runs(db)
-    summary = reportmod.build(runs, out, thresholds=limits, title=title)
+    summary = reportmod.build(runs, out, thresholds=limits, title=title, costs=costs)
     points = sum(c.points for c in summary.charts)
     click.echo(f"{len(summary.pages)} page(s), {len(summary.charts)} chart(s), {points} "
                f"plotted point(s) from {len(runs)} run(s): {out / 'index.html'}")

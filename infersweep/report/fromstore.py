@@ -28,4 +28,7 @@ def rebuild(store, out: Path, *, thresholds_file: Path | None = None,
             title: str = DEFAULT_TITLE) -> tuple[list, BuildSummary]:
     """Every staged run of ``store`` (an open Store) into the site at ``out``."""
     runs = list(store.staged_runs())
-    return runs, build(runs, out, thresholds=load_limits(thresholds_file), title=title)
+    from infersweep.report import costs
+
+    return runs, build(runs, out, thresholds=load_limits(thresholds_file), title=title,
+                       costs=costs.load_default())

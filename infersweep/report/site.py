@@ -7,13 +7,16 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from infersweep.report import agenticcharts, agenticview, output, pareto, views
+from infersweep.report import agenticcharts, agenticview, explorerdata, output, pareto, views
 from infersweep.report import charts as chartmod
+from infersweep.report.costs import GpuCosts
 from infersweep.store.model import StagedRun
 
 DEFAULT_TITLE = "infersweep results"
 PLOTLY_JS = "plotly.min.js"
 AGENTIC_PAGE = "agentic.html"
+EXPLORER_PAGE = "explorer.html"
+EXPLORER_SCRIPTS = ("explorer-core.js", "explorer.js")  # copied from templates/
 CSS = "report.css"
 
 
@@ -81,7 +84,8 @@ def _environment():
                              autoescape=True,
                              trim_blocks=True, lstrip_blocks=True)
     env.globals.update(num=_num, ms=_ms, pct=_pct, run_page=run_page_path,
-                       config_page=config_page_path, agentic_page=AGENTIC_PAGE)
+                       config_page=config_page_path, agentic_page=AGENTIC_PAGE,
+                       explorer_page=EXPLORER_PAGE)
     return env
 
 
@@ -143,6 +147,19 @@ class _Writer:
         self.page(AGENTIC_PAGE, "agentic.html", sections=sections, local=agenticview.LOCAL,
                   charts=[c for s in sections for c in (s["throughput"], s["hits"])])
 
+    def explorer(self, runs: list[StagedRun], costs: GpuCosts | None) -> None:
+        """The explorer: its data file (every run's points, once), its scripts, its page."""
+        from importlib.resources import files
+
+        data = explorerdata.arrange(runs, costs)
+        (self.root / explorerdata.FILE).write_text(explorerdata.script(data), encoding="utf-8")
+        for name in EXPLORER_SCRIPTS:
+            (self.root / name).write_bytes(
+                files("infersweep.report").joinpath("templates", name).read_bytes())
+        self.page(EXPLORER_PAGE, "explorer.html", charts=True, data_file=explorerdata.FILE,
+                  n_points=len(data["points"]["series"]), n_runs=len(runs),
+                  costs_file=costs.path if costs else None)
+
     def page(self, rel: str, template: str, **context) -> None:
         root = "../" * rel.count("/")
         text = self.env.get_template(template).render(title=self.title, root=root, **context)
@@ -153,11 +170,13 @@ class _Writer:
 
 
 def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
-          title: str = DEFAULT_TITLE) -> BuildSummary:
+          title: str = DEFAULT_TITLE, costs: GpuCosts | None = None) -> BuildSummary:
     """Write the report of ``runs`` to ``out`` (replaced whole; see :mod:`.output`).
 
     ``thresholds`` is the loaded ``configs/eval-thresholds.yaml`` (``evals.thresholds.load``);
-    without it evals are listed but not judged."""
+    without it evals are listed but not judged. ``costs`` is the loaded GPU costs file
+    (``report.costs.load``): the explorer's cost and power metrics; without it, it shows
+    throughput and latency only."""
     out = Path(out)
     output.check_out(out)
     site = views.arrange(list(runs), thresholds)
@@ -173,6 +192,7 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
         w.page("index.html", "index.html", site=site, charts=[], agentic=agentic)
         if agentic:
             w.agentic(agentic)
+        w.explorer(site.runs, costs)
         for key, view in site.configs.items():
             rel = config_page_path(key)
             pairs = [(site.index_of(r), r, p) for r, p in view.points]
