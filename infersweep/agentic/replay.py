@@ -31,6 +31,11 @@ TOKENIZER_ENV = "INFERSWEEP_AGENTIC_TOKENIZER"
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "HF_HOME", "HF_HUB_CACHE",
               "HF_HUB_OFFLINE", "HF_ENDPOINT")
 RESULT_SUFFIX = ".agentic.json"
+# The client's processes talk over unix sockets under $TMPDIR (``<tmp>/tmpXXXXXXXX/aiperf/
+# event_bus_proxy_frontend.ipc``), and a socket path holds at most 107 bytes: a deeper TMPDIR
+# (a runner's job folder, act's) is replaced, for the client only, by a fresh folder here.
+MAX_CLIENT_TMPDIR = 48
+SHORT_TMP_PARENTS = ("/tmp", "/var/tmp")
 PLAN_FILE = "replay-plan.json"
 LOG_FILE = "replay.log"
 
@@ -88,6 +93,20 @@ def _tokenizer(name: str, work: Path, env: dict[str, str]) -> str:
     return laid
 
 
+def short_tmpdir(env: dict[str, str]) -> str | None:
+    """A fresh folder for the client's TMPDIR when the one it would get is longer than
+    :data:`MAX_CLIENT_TMPDIR` (None: keep it); the caller removes it."""
+    import tempfile
+
+    current = env.get("TMPDIR") or tempfile.gettempdir()
+    if len(current) <= MAX_CLIENT_TMPDIR:
+        return None
+    for parent in SHORT_TMP_PARENTS:
+        if os.path.isdir(parent) and os.access(parent, os.W_OK | os.X_OK):
+            return tempfile.mkdtemp(prefix="ixr-", dir=parent)
+    return None
+
+
 def run(row: dict, *, conc: int, url: str, result_dir: Path, name: str, client: ClientVenv,
         scale_down: float = 1.0, traces: str | None = None, tokenizer: str | None = None,
         trace_override: str | None = None, server_metrics: tuple[str, ...] = (),
@@ -127,9 +146,17 @@ def run(row: dict, *, conc: int, url: str, result_dir: Path, name: str, client: 
          f"at {conc} live sessions for {plan.duration_s} s with {client.distribution} "
          f"{client.version}" + (f" (unsafe: {'; '.join(plan.unsafe)})" if plan.unsafe else ""))
     started = time.monotonic()
-    with open(artifacts / LOG_FILE, "ab") as log:
-        done = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                              stderr=subprocess.STDOUT, cwd=artifacts, check=False)
+    tmp = short_tmpdir(env)
+    try:
+        with open(artifacts / LOG_FILE, "ab") as log:
+            done = subprocess.run(argv, env={**env, "TMPDIR": tmp} if tmp else env,
+                                  stdin=subprocess.DEVNULL, stdout=log,
+                                  stderr=subprocess.STDOUT, cwd=artifacts, check=False)
+    finally:
+        if tmp:
+            import shutil
+
+            shutil.rmtree(tmp, ignore_errors=True)
     took = time.monotonic() - started
     if done.returncode != 0:
         raise InputError(f"{point}: the replay client exited {done.returncode} after "
