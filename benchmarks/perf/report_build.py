@@ -8,6 +8,14 @@ is timed from those folders (`--from-run`) and from a SQLite store they were sta
 (`--db`), writing the index, a page per config (every run's traces) and a page per run.
 
     python benchmarks/perf/report_build.py [--runs 20] [--configs 10] [--repeat 3]
+
+The explorer at scale (issue 24: 1,000 staged runs x 200 points): synthetic staged runs made
+in memory (20 configs over four GPUs, two precisions, ISL/OSL 8k/1k and 1k/1k, 5 concurrencies
+per series), the explorer's data file and page written as `report build` writes them, the
+whole site built for a slice of them, and the page opened in headless Chromium (Selenium and
+chromedriver) until its first chart is drawn:
+
+    python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 [--full-runs 50]
 """
 
 from __future__ import annotations
@@ -101,12 +109,133 @@ print(n)
     return statistics.median(times), n
 
 
+HW = (("mi355x", "atom"), ("mi325x", "sglang"), ("b200", "vllm"), ("h200", "trt"))
+
+
+def synthetic_runs(n_runs: int, points: int) -> list:
+    """Staged runs of ``points`` points each: configs x two ISL/OSL x 5 concurrencies."""
+    import random
+
+    from infersweep.config.schema import load_schema
+    from infersweep.store.model import StagedRun
+
+    blank = dict.fromkeys(load_schema("results-row")["properties"])  # every field a row has
+    rng = random.Random(7)
+    concs = (4, 16, 64, 128, 256)
+    per_config = 2 * len(concs)
+    out = []
+    for r in range(n_runs):
+        pts = []
+        for c in range(points // per_config):
+            hw, fw = HW[c % len(HW)]
+            prec = ("fp4", "fp8")[(c // len(HW)) % 2]
+            key = f"model{c % 2}-{prec}-{hw}-{fw}-{c}"
+            for isl, osl in ((8192, 1024), (1024, 1024)):
+                for i, conc in enumerate(concs):
+                    tput = 500.0 * (i + 1) * rng.uniform(0.8, 1.2)
+                    pts.append({
+                        **blank, "config_key": key, "model": f"model-{c % 2}", "hw": hw, "framework": fw,
+                        "precision": prec, "spec_decoding": "none", "disagg": c % 3 == 0,
+                        "isl": isl, "osl": osl, "conc": conc, "scale_down": 1,
+                        "recipe_name": f"{key}-r", "topology": f"tp{8 >> (c % 3)}",
+                        "image": f"registry/{fw}:v{r % 7}", "recipe_fingerprint": f"{c:064x}",
+                        "job_id": f"job-{r}-{c}", "run_id": str(40_000_000 + r), "attempt": 1,
+                        "successful": True, "tput_per_gpu": tput,
+                        "input_tput_per_gpu": tput * 0.8, "output_tput_per_gpu": tput * 0.2,
+                        "median_intvty": 120.0 / (i + 1) * rng.uniform(0.9, 1.1),
+                        "median_e2el": 4.0 * (i + 1), "median_ttft": 0.2 * (i + 1),
+                        "p90_ttft": 0.3 * (i + 1), "p99_ttft": 0.5 * (i + 1)})
+        day = 1 + r % 28
+        out.append(StagedRun(run_id=str(40_000_000 + r), attempt=1, source="github",
+                             staged_at=f"2026-{1 + r // 28 % 12:02d}-{day:02d}T00:00:{r % 60:02d}Z",
+                             created_at=f"2026-{1 + r // 28 % 12:02d}-{day:02d}T00:00:00Z",
+                             points=pts))
+    return out
+
+
+def first_chart_seconds(page: Path) -> float:
+    """From navigation start to the explorer's 'explorer-drawn' mark, in headless Chromium."""
+    import shutil
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1280,800"):
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(options=opts,
+                              service=Service(executable_path=shutil.which("chromedriver")))
+    try:
+        driver.set_page_load_timeout(120)
+        driver.get(page.as_uri())
+        for _ in range(1200):
+            ms = driver.execute_script(
+                "const m = performance.getEntriesByName('explorer-drawn');"
+                "return m.length ? m[0].startTime : null;")
+            if ms is not None:
+                return ms / 1000
+            time.sleep(0.05)
+        raise RuntimeError("the explorer's chart was never drawn")
+    finally:
+        driver.quit()
+
+
+def explorer_scale(n_runs: int, points: int, full_runs: int) -> None:
+    from infersweep.report import build, costs, explorerdata
+    from infersweep.report.site import BuildSummary, _Writer
+
+    start = time.perf_counter()
+    runs = synthetic_runs(n_runs, points)
+    made = time.perf_counter() - start
+    gpu = costs.load(REPO / "configs" / "gpu-costs.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        site = t / "explorer"
+        site.mkdir()
+        start = time.perf_counter()
+        w = _Writer(site, BuildSummary(site), "bench")
+        from infersweep.report import charts as chartmod
+
+        (site / "plotly.min.js").write_text(chartmod.plotly_js(), encoding="utf-8")
+        (site / "report.css").write_text("", encoding="utf-8")
+        w.explorer(runs, gpu)
+        explorer_s = time.perf_counter() - start
+        data_mb = (site / explorerdata.FILE).stat().st_size / 1e6
+        site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
+        drawn = first_chart_seconds(site / "explorer.html")
+        start = time.perf_counter()
+        build(runs[:full_runs], t / "full", costs=gpu)
+        full_s = time.perf_counter() - start
+        full_mb = sum(p.stat().st_size for p in (t / "full").rglob("*") if p.is_file()) / 1e6
+    n = sum(len(r.points) for r in runs)
+    print(f"{n_runs} runs x {points} points ({n} points), made in memory in {made:.1f} s")
+    print("| what | figure |")
+    print("|---|---|")
+    print(f"| explorer data file + page written, {n_runs} runs | {explorer_s:.2f} s |")
+    print(f"| explorer data file | {data_mb:.1f} MB |")
+    print(f"| explorer site (page, scripts, data, plotly.min.js) | {site_mb:.1f} MB |")
+    print(f"| first chart drawn in headless Chromium (navigation start to drawn) | "
+          f"{drawn:.2f} s |")
+    print(f"| whole `build()` (every page), first {full_runs} runs | {full_s:.2f} s, "
+          f"{full_mb:.1f} MB |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--configs", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--explorer-runs", type=int, default=0,
+                    help="Measure the explorer at this many synthetic runs instead.")
+    ap.add_argument("--points", type=int, default=200, help="Points per synthetic run.")
+    ap.add_argument("--full-runs", type=int, default=50,
+                    help="How many of the synthetic runs the whole-site build is timed on.")
     args = ap.parse_args()
+    if args.explorer_runs:
+        explorer_scale(args.explorer_runs, args.points, args.full_runs)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         aggs = make_runs(t / "in", args.runs, args.configs)
