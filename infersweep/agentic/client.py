@@ -31,10 +31,16 @@ STAMP = "infersweep-client.json"
 INSTALL_HINT = "install it with `infersweep agentic client install`"
 
 
+ROOT_ENV = "INFERSWEEP_AGENTIC_PIN_ROOT"  # set by the local executor for its jobs
+
+
 def default_root() -> Path | None:
-    """The repository whose lock pins the client: the working directory's, else the one this
-    infersweep runs from (a job runs in its own folder); None when neither has it."""
-    for root in (Path("."), Path(__file__).resolve().parents[2]):
+    """The repository whose lock pins the client: ``$INFERSWEEP_AGENTIC_PIN_ROOT`` (the
+    launching repository, given to a local job, which runs in its own folder with an
+    infersweep that may be installed, not a checkout), the working directory's, else the one
+    this infersweep runs from; None when none has it."""
+    given = [Path(os.environ[ROOT_ENV])] if os.environ.get(ROOT_ENV) else []
+    for root in (*given, Path("."), Path(__file__).resolve().parents[2]):
         if (root / LOCK_PATH).is_file():
             return root
     return None

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infersweep.agentic.client import VENV_ENV, ClientVenv, locate
+from infersweep.agentic.client import ROOT_ENV, VENV_ENV, ClientVenv, default_root, locate
 from infersweep.agentic.replay import TOKENIZER_ENV, TRACES_ENV
 
 CORPUS_SEED = 0
@@ -57,5 +57,9 @@ class AgenticLocal:
         if not (tok / "tokenizer.json").is_file():
             words = tokenizers.client_corpus_words(client.python)
             tokenizers.write_word_tokenizer(tok, words)
-        return {TRACES_ENV: str(Path(traces).resolve()), TOKENIZER_ENV: str(tok.resolve()),
-                VENV_ENV: str(client.path.resolve())}
+        env = {TRACES_ENV: str(Path(traces).resolve()), TOKENIZER_ENV: str(tok.resolve()),
+               VENV_ENV: str(client.path.resolve())}
+        root = default_root()  # the pin the client was checked against, for the job's replay
+        if root is not None:
+            env[ROOT_ENV] = str(root.resolve())
+        return env

@@ -6,7 +6,8 @@ collect joins the pair and its gate passes.
 
 Kept to one row at one concurrency (each replay point costs about a minute here): the base
 commit adds the config with one search-space entry at conc 4, and runs the local fleet at
-scale-down 120 (a 30 s window) instead of 40.
+scale-down 120 (a 30 s window) instead of 40, with the eval thresholds' question count to
+match (the config's GSM8K eval is folded into the row).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ ENTRY = f"""
       - {{ tp: 8, ep: 1, dp-attn: false, kv-offloading: none, conc-list: [4] }}
 """
 LOCAL_SCALE = "    scale-down: 40\n"
+MIN_QUESTIONS = "gsm8k-min-questions: 33"  # the sandbox's, for the local fleet at 40
 
 
 def _base_files(source, sandbox) -> dict[str, str]:
@@ -47,8 +49,13 @@ def _base_files(source, sandbox) -> dict[str, str]:
     assert f"\n{KEY}:" not in master, "the frozen catalog has the config already"
     fleets = (source / "configs" / "fleets.yaml").read_text()
     assert fleets.count(LOCAL_SCALE) == 1, "the local fleet's scale-down moved"
+    thresholds = (source / "configs" / "eval-thresholds.yaml").read_text()
+    assert MIN_QUESTIONS in thresholds
+    # the row's folded GSM8K eval then asks ceil(1319 / 120) = 11 questions
     return {"configs/amd-master.yaml": master.rstrip("\n") + "\n" + ENTRY,
-            "configs/fleets.yaml": fleets.replace(LOCAL_SCALE, "    scale-down: 120\n")}
+            "configs/fleets.yaml": fleets.replace(LOCAL_SCALE, "    scale-down: 120\n"),
+            "configs/eval-thresholds.yaml": thresholds.replace(MIN_QUESTIONS,
+                                                               "gsm8k-min-questions: 11")}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +86,7 @@ def test_an_agentic_row_runs_in_its_own_job_and_passes_the_gate(agentic_sweep):
     assert json.loads(setup["canary-multi-node"]) == []
     [entry] = json.loads(setup["agentic-1"])
     assert entry["id"] == ROW_ID and entry["runner"] == RUNNER
-    assert entry["title"] == "dsv4 sglang tp8 agentic c4"
+    assert entry["title"] == "dsv4 sglang tp8 agentic c4 eval"
     # from the row's duration and its one point (InferenceX: 500 for every agentic job)
     assert 0 < entry["timeout-minutes"] < 500
     assert all(json.loads(setup[k]) == [] for k in setup
