@@ -3,7 +3,8 @@
 Every problem names its point (config key, recipe, concurrency) and, where there is one, the
 file: a missing point, a short one (completed < requested), one with failed requests, one
 whose image / srt-slurm commit / engine revision is not the expected one, a point or file
-nobody asked for, a job that did not complete, rows of more than one run. A point whose
+nobody asked for, a job that did not complete, rows of more than one run, two job folders
+with different rows for one point, run and attempt (both named). A point whose
 file is unusable (gone, not a result, outside its job folder, or numbers no engine can
 produce: :mod:`infersweep.results.plausible`) is named with the rule it broke.
 """
@@ -16,10 +17,10 @@ from infersweep import output
 from infersweep.diagnostics import Diagnostic
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.results import runids
-from infersweep.results.collect import point_key, reason
+from infersweep.results.collect import CLASH_RULE, point_key, reason
 
-MISSING, SHORT, FAILED, UNEXPECTED, IDENTITY, UNUSABLE, JOB = (
-    "missing", "short", "failed", "unexpected", "identity", "unusable", "job")
+MISSING, SHORT, FAILED, UNEXPECTED, IDENTITY, UNUSABLE, JOB, CLASH = (
+    "missing", "short", "failed", "unexpected", "identity", "unusable", "job", "clash")
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,10 @@ def check(agg: dict, *, srt_slurm_commit: str | None = None,
     missing = {point_key(m): m for m in agg["missing"]}
     points = {_label(e) for e in expected.values()}
     for lbl, diag in errors:  # an expected point's problem is named with the point below
-        if str(lbl) not in points:
+        if getattr(diag, "rule", None) == CLASH_RULE:  # two folders, one point: both named
+            problems.append(Problem(CLASH, str(lbl), diag.message.split(": ", 1)[-1],
+                                    diag.path))
+        elif str(lbl) not in points:
             problems.append(Problem(UNUSABLE, str(lbl), reason(diag, str(lbl)), diag.path))
     for key, e in expected.items():
         r = rows.get(key)

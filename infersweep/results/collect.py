@@ -4,6 +4,9 @@ The rule for reruns: of every row of one point (config key, recipe, ISL/OSL, sca
 concurrency), the newest successful attempt wins; with no successful one, the newest attempt.
 Rows of the same attempt are the same measurement copied forward by a rerun, and one is kept.
 The winner lists every row it replaced (attempt, run id, file, whether it was successful).
+Two rows of one point, run and attempt that say different things are not a copy: which one
+is the measurement cannot be told from the files, so neither is kept and both files are
+named (:func:`clashes`, rule ``results-duplicate-point``).
 """
 
 from __future__ import annotations
@@ -196,7 +199,39 @@ def gather(paths, *, allow_incomplete: bool = False, allow_empty: bool = False,
     for f in files:
         _from_file(f, out, agentic_results)
     out.agentic = agenticagg.unique(out.agentic)
+    out.errors += clashes(out.rows)
     return out
+
+
+CLASH_RULE = "results-duplicate-point"
+WHERE = ("result_file", "replaced")  # where a copy was kept and what it replaced
+
+
+def clashes(rows: list[dict]) -> list[tuple[str, Diagnostic]]:
+    """(label, error) for every point, run and attempt whose rows differ in anything but
+    where they were kept: a copy of a job folder with other numbers is never one measurement."""
+    first: dict[tuple, dict] = {}
+    found = []
+    for r in sorted(rows, key=lambda r: str(r.get("result_file"))):
+        ident = (*point_key(r), r.get("run_id"), r.get("attempt"))
+        seen = first.setdefault(ident, r)
+        if seen is r:
+            continue
+        changed = sorted(k for k in set(seen) | set(r)
+                         if k not in WHERE and seen.get(k) != r.get(k))
+        if not changed:
+            continue  # the same measurement copied forward
+        label = _label(r)
+        shown = ", ".join(f"{k} {seen.get(k)!r} against {r.get(k)!r}" for k in changed[:3])
+        more = f" and {len(changed) - 3} more field(s)" if len(changed) > 3 else ""
+        found.append((f"{label} run {r.get('run_id')} attempt {r.get('attempt')}", Diagnostic(
+            str(r.get("result_file")), 0, 0,
+            f"{label}: two job folders hold run {r.get('run_id')} attempt {r.get('attempt')} "
+            f"of this point and they differ ({shown}{more}): {seen.get('result_file')} and "
+            f"{r.get('result_file')}",
+            "one point of one attempt is one measurement: remove the folder that is not the "
+            "run's own (or re-run the sweep)", CLASH_RULE)))
+    return found
 
 
 def _summary(r: dict) -> dict:

@@ -7,7 +7,9 @@ collect``'s own code and judged by :func:`infersweep.results.check.check`, with 
 matrix (the ``sweep-rows`` artifact, required) as the only authority on which points were
 asked for. The evals are the eval folders inside those job folders (runs of earlier versions
 kept them apart in ``evals/``), each judged by :func:`infersweep.evals.check.check_folder`
-against the test split and the thresholds of the checkout staging runs from; the eval rows
+against the test split and the thresholds of the checkout staging runs from, for the model
+prefix of the matrix row its provenance names (an eval whose provenance disagrees with the
+matrix is refused: :mod:`infersweep.store.evalgate`); the eval rows
 stored are built from the folders that passed. The collect job's aggregates
 (``aggregate/results.json`` and ``evals.json``) are compared with that evidence: an aggregate
 that says something else (a forged score, a point removed) refuses the run.
@@ -198,15 +200,18 @@ def _disagreements(path: Path, evidence: list[dict], list_key: str, key, label,
 
 def _evals(folder: Path, rows: list[dict], thresholds_file: Path, run_id: str | None,
            dataset, out: GateResult) -> list[dict]:
-    """The eval rows built from the eval folders that pass ``eval check``."""
-    from infersweep.changelog.buckets import recipe_fingerprint
-    from infersweep.evals import check as evalcheck
+    """The eval rows built from the eval folders that pass ``eval check``, each judged for
+    the matrix row of its job (:mod:`infersweep.store.evalgate`): the model prefix, and so
+    the threshold, is the matrix row's, never the eval's."""
     from infersweep.evals import collect as evalcollect
     from infersweep.evals import thresholds
+    from infersweep.evals.scope import Scope
+    from infersweep.store import evalgate
 
     # eval folders sit in their job folders (results/); older runs uploaded them apart (evals/)
     found = evalcollect.find([str(d) for d in (folder / RESULTS, folder / EVALS) if d.is_dir()])
-    wanted = {recipe_fingerprint(r): r for r in rows if r.get("run-eval")}
+    matrix = evalgate.rows_by_fingerprint(rows)
+    wanted = {fp: r for fp, r in matrix.items() if r.get("run-eval")}
     if not found and not wanted:
         return []
     try:
@@ -214,29 +219,16 @@ def _evals(folder: Path, rows: list[dict], thresholds_file: Path, run_id: str | 
     except InputError as exc:
         out.problems += [f"eval check: {d}" for d in exc.diagnostics]
         return []
-    passed, have = [], set()
-    for f in found:
-        rel = f.relative_to(folder).as_posix()
-        try:
-            rep = evalcheck.check_folder(f, limits, None, dataset=dataset)
-            data = evalcheck.load_eval(f)
-        except InputError as exc:
-            out.problems += [f"eval check: {_relative(str(d), folder)}" for d in exc.diagnostics]
-            continue
-        out.evals_checked += 1
-        prov = data.get("provenance") or {}
-        have.add(prov.get("recipe-fingerprint"))
-        out.problems += [f"eval check: {_relative(p, folder)}" for p in rep.problems]
-        if run_id is not None and str(prov.get("run-id")) != run_id:
-            out.problems.append(f"eval check: {rel}: measured by run {prov.get('run-id')}, not "
-                                f"by run {run_id}")
-        if rep.passed:
-            passed.append(f)
+    verdict = evalgate.judge(found, matrix, limits, root=folder, dataset=dataset,
+                             run_id=run_id, scope=Scope.FULL)
+    out.evals_checked += len(verdict.reports)
+    out.problems += [f"eval check: {p}" for p in verdict.problems]
     for fp, row in sorted(wanted.items()):
-        if fp not in have:
+        if fp not in verdict.fingerprints:
             out.problems.append(f"eval check: matrix row {row.get('model-prefix')} "
                                 f"{row.get('runner')} {row.get('framework')} is marked run-eval "
                                 "and has no eval")
+    passed = verdict.passed
     evals = evalcollect.collect([str(f) for f in passed])["evals"] if passed else []
     for e in evals:  # where in the artifact, not where this machine unpacked it
         e["source"] = _relative(e["source"], folder)

@@ -8,6 +8,7 @@ import click
 
 from infersweep import ghactions
 from infersweep.clitypes import POSITIVE_INT
+from infersweep.evals.thresholds import DEFAULT_PATH as THRESHOLDS
 
 DB_HELP = ("The store: a SQLite file path, sqlite:///PATH or postgresql+psycopg://USER:PASSWORD@"
            "HOST:PORT/DB [default: $INFERSWEEP_DB_URL, else results/infersweep.db].")
@@ -66,13 +67,21 @@ def _summary_markdown(shown: str, s, layout: str, source: str) -> str:
               help="The run's attempt [default: the newest attempt among its rows].")
 @click.option("--step-summary", envvar="GITHUB_STEP_SUMMARY", default=None,
               help="Append a markdown summary here (default: $GITHUB_STEP_SUMMARY).")
-def ingest(folder, db, run_id, attempt, step_summary):
+@click.option("--thresholds", "thresholds_file", type=click.Path(dir_okay=False),
+              default=THRESHOLDS, show_default=True,
+              help="The eval thresholds and pinned test splits every eval is judged by.")
+@click.option("--dataset", type=click.Path(dir_okay=False), envvar="INFERSWEEP_EVAL_DATASET",
+              default=None,
+              help="The GSM8K test split the evals ran on, as for `eval check` "
+                   "[env INFERSWEEP_EVAL_DATASET].")
+def ingest(folder, db, run_id, attempt, step_summary, thresholds_file, dataset):
     """Stage the run in FOLDER: its points, evals and changelog metadata, in one transaction.
 
     FOLDER is a `sweep run` output folder or a run's downloaded artifacts (results_bmk with
-    aggregate/results.json and aggregate/evals.json, changelog-metadata). Rows are checked
-    against their schema first; on any error nothing is written. Staging the same run id
-    and attempt again updates its rows in place and leaves other runs untouched.
+    its job folders and aggregate/results.json, changelog-metadata). Rows are checked against
+    their schema first, and every eval folder by `eval check` for the row of its job, as
+    /stage-results judges it; on any error nothing is written. Staging the same run id and
+    attempt again updates its rows in place and leaves other runs untouched.
     """
     from infersweep.store import open_store
     from infersweep.store.ingest import ingest_folder
@@ -81,6 +90,7 @@ def ingest(folder, db, run_id, attempt, step_summary):
     click.echo(f"reading {folder}", err=True)
     with open_store(db) as s:
         staged = ingest_folder(s, folder, run_id=run_id, attempt=attempt,
+                              thresholds_file=thresholds_file, dataset=dataset,
                               echo=lambda line: click.echo(line, err=True))
     if staged.created:
         click.echo(f"store {staged.store}: new, schema created at revision {staged.created}",

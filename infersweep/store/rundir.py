@@ -7,8 +7,11 @@ Two layouts are read, both through ``results collect`` and ``eval collect``'s ow
 - a downloaded CI artifact set: ``results_bmk`` (``results/`` job folders, plus
   ``aggregate/results.json`` and ``aggregate/evals.json``) and ``changelog-metadata``
   (``changelog_metadata.json``), each either at the top of the folder or in a folder of its
-  own below it. The aggregates are what the run's own collect job checked, so they are read
-  (and checked against their schema) rather than rebuilt.
+  own below it. The points are read from ``aggregate/results.json`` and the job folders
+  beside it (``results/``) together: a point the two give differently is refused
+  (``results-duplicate-point``). The evals are built from the eval folders found below it
+  (``aggregate/evals.json`` only when the folder holds none), and judged before they are
+  stored (:mod:`infersweep.store.evalgate`).
 
 Agentic-coding results (``*.agentic.json`` in a sweep folder, or the aggregate's ``agentic``
 list) are judged again by the agentic gates on their exports wherever they are read; the
@@ -30,6 +33,7 @@ from infersweep.results.sources import load_json
 from infersweep.store import checks
 
 AGGREGATE = Path("aggregate") / "results.json"
+JOBS = "results"  # the job folders of a results_bmk artifact, beside aggregate/
 EVALS = "evals.json"
 CHANGELOG = "changelog_metadata.json"
 
@@ -46,6 +50,8 @@ class RunDir:
     started: str | None           # the earliest manifest's collection time (local runs)
     warnings: list[str]
     agentic: list[dict] = field(default_factory=list)  # `results collect`'s agentic entries
+    eval_folders: list[Path] = field(default_factory=list)  # where the evals were read
+    root: Path | None = None
 
 
 def _err(path, message: str, hint: str = "") -> InputError:
@@ -90,6 +96,33 @@ def _evals_file(path: Path) -> list[dict]:
     return rows
 
 
+def _relative_sources(evals: list[dict], folder: Path) -> None:
+    def rel(text: str) -> str:
+        return text.replace(str(folder) + "/", "")
+    for e in evals:
+        e["source"] = rel(e["source"])
+        e["replaced"] = [rel(s) for s in e.get("replaced") or []]
+
+
+def _eval_key(e: dict) -> tuple:
+    return (e.get("config-key"), e.get("recipe-fingerprint"), str(e.get("run-id")),
+            e.get("task"))
+
+
+def _no_eval_without_folder(claimed: list[dict], evals: list[dict], path: Path) -> None:
+    """An eval the aggregate names is stored only from its folder, which the eval gate
+    judges: one the folder lacks refuses the ingest."""
+    have = {_eval_key(e) for e in evals}
+    lacking = [e for e in claimed if isinstance(e, dict) and _eval_key(e) not in have]
+    if lacking:
+        e = lacking[0]
+        raise _err(path, f"names {len(lacking)} eval(s) no eval folder below holds, first "
+                   f"{e.get('config-key')} {e.get('task')} (recipe "
+                   f"{str(e.get('recipe-fingerprint'))[:12]}): an eval is stored only from "
+                   "its folder, judged by `eval check`",
+                   "pass the whole results_bmk artifact, eval folders included")
+
+
 def _started(jobs: list[dict]) -> str | None:
     times = []
     for j in jobs:
@@ -110,16 +143,23 @@ def read_run_dir(path) -> RunDir:
     agg_file = _one_below(root, AGGREGATE, "aggregate/results.json")
     if agg_file is not None:
         layout, sources = "artifacts", [agg_file]
+        # the job folders beside the aggregate are read too: a row the aggregate or a second
+        # job folder changes clashes with its job folder's (results-duplicate-point)
+        jobs_dir = agg_file.parent.parent / JOBS
+        sources += [jobs_dir] if jobs_dir.is_dir() else []
     else:
         layout, sources = "sweep", [root]
-    g = results_collect.gather(sources, allow_incomplete=True)
+    g = results_collect.gather(sources, allow_incomplete=True, allow_empty=True)
     results_collect.raise_errors(g)
     rows = results_collect.aggregate(g)["rows"]
     evals_file = agg_file.parent / EVALS if agg_file is not None else None
+    # the evals come from their folders, which the store's eval gate judges
+    eval_folders = eval_collect.find([str(root)])
+    evals = eval_collect.collect([str(root)])["evals"] if eval_folders else []
+    if agg_file is not None:  # where in the artifact, as its collect job names them
+        _relative_sources(evals, agg_file.parent.parent)
     if evals_file is not None and evals_file.is_file():
-        evals = _evals_file(evals_file)
-    else:
-        evals = eval_collect.collect([str(root)])["evals"]
+        _no_eval_without_folder(_evals_file(evals_file), evals, evals_file)
     agentic = agenticagg.entries(g.agentic)
     if not rows and not evals and not agentic:
         raise _err(root, "the run has no benchmark rows, no agentic results and no evals",
@@ -133,7 +173,8 @@ def read_run_dir(path) -> RunDir:
                   run_id=ids[0] if len(ids) == 1 else None, run_ids=ids,
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,
-                  warnings=list(g.warnings), agentic=agentic)
+                  warnings=list(g.warnings), agentic=agentic, eval_folders=eval_folders,
+                  root=root)
 
 
 def load_run_dir(path) -> tuple[list[dict], list[dict], dict | None]:

@@ -224,6 +224,7 @@ def _stage(out: Path, db: str | None, site: Path, repo: Path, run_id: str,
     with open_store(db) as store:
         # the sweep's own run id: an agentic result names none (its manifest does)
         staged = ingest_folder(store, out, run_id=run_id, attempt=attempt,
+                               thresholds_file=repo / THRESHOLDS,
                                echo=lambda line: click.echo(line, err=True))
         click.echo(f"staged {staged.summary.line} into {staged.store}")
         runs, _ = rebuild(store, site, thresholds_file=repo / THRESHOLDS)

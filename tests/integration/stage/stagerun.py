@@ -53,10 +53,12 @@ def matrix_row(concs=(4, 8), run_eval=True) -> dict:
 
 
 def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True, *,
-               dataset: Path) -> None:
+               dataset: Path, wrong: int = 0, provenance: dict | None = None) -> None:
     """An eval folder that `eval check` judges for staging: all 1,319 questions of a
     GSM8K-format test split written at ``dataset`` (outside the artifact), re-scored exactly,
-    with the split's and targets' digests and the question plan an `eval gsm8k` records."""
+    with the split's and targets' digests and the question plan an `eval gsm8k` records.
+    ``wrong``: that many first answers are wrong; ``provenance``: fields that replace the
+    row's in the eval's provenance (everything else recomputed as the eval writes it)."""
     if not dataset.is_file():
         dataset.parent.mkdir(parents=True, exist_ok=True)
         dataset.write_text("".join(json.dumps(r) + "\n"
@@ -72,8 +74,8 @@ def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True, *,
     lines, sums = [], dict.fromkeys(rescore.FILTERS, 0.0)
     for i, (_question, target) in enumerate(split):
         answer = int(target.rsplit("#### ", 1)[1].replace(",", ""))
-        wrong = not score_ok and i % 2 == 0
-        resp = f"Adding up gives #### {answer + (1 if wrong else 0)}"
+        miss = (not score_ok and i % 2 == 0) or i < wrong
+        resp = f"Adding up gives #### {answer + (1 if miss else 0)}"
         extracted, verdicts = {}, {}
         for f in filters:
             got = rescore.extract(f, resp)  # the task's rules, which `filters` records
@@ -96,20 +98,28 @@ def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True, *,
         "provenance": {"config-key": "dsv4-fp4-mi355x-atom-disagg",
                        "recipe-fingerprint": recipe_fingerprint(row),
                        "model-prefix": row["model-prefix"], "image": row["image"],
-                       "run-id": run_id, "attempt": 1}}))
+                       "run-id": run_id, "attempt": 1, **(provenance or {})}}))
 
 
 def results_bmk(tmp: Path, row: dict, *, run_id: str = str(RUN), with_eval: bool = True,
-                eval_ok: bool = True, **job) -> bytes:
-    """The collect job's upload: results/ (job folders), evals/ and aggregate/."""
+                eval_ok: bool = True, eval_wrong: int = 0, eval_provenance: dict | None = None,
+                extra_job: tuple[str, dict] | None = None, **job) -> bytes:
+    """The collect job's upload: results/ (job folders), evals/ and aggregate/, the
+    aggregates rebuilt from what is there. ``extra_job``: (folder below results/, its
+    client results by concurrency), a second job folder for the same points."""
     root = tmp / f"bmk-{run_id}-{len(list(tmp.glob('bmk-*')))}"
     resultsrun.write_job(root / "results", row, run_id=run_id, **job)
+    if extra_job is not None:
+        where, results = extra_job
+        resultsrun.write_job(root / "results" / where, row, run_id=run_id, results=results,
+                             **job)
     agg = collecting.aggregate(collecting.gather([str(root / "results")], allow_incomplete=True))
     (root / "aggregate").mkdir(parents=True)
     (root / "aggregate" / "results.json").write_bytes(collecting.to_json(agg))
     if with_eval:
         write_eval(root / "evals" / "eval_r1_1" / "eval", row, run_id, eval_ok,
-                   dataset=tmp / "gsm8k" / "test.jsonl")
+                   dataset=tmp / "gsm8k" / "test.jsonl", wrong=eval_wrong,
+                   provenance=eval_provenance)
         from infersweep.evals import collect as evalcollect
 
         rows = evalcollect.collect([str(root / "evals")])
