@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from http.client import HTTPException
 from typing import Any, BinaryIO
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 PER_PAGE = 100
 MAX_PAGES = 100  # 10,000 items: far above any PR's commits or timeline, a bound on a bad server
@@ -54,6 +54,31 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, *args, **kwargs):
         return None
+
+
+WEB_SCHEMES = ("http", "https")
+
+
+class _WebOnlyRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to another http(s) URL: never to ``file:``, ``ftp:`` or
+    ``data:``, which would read this machine's files (or another server) as the artifact."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        scheme = urlsplit(newurl).scheme.lower()
+        if scheme not in WEB_SCHEMES:
+            raise urllib.error.URLError(f"a redirect to a {scheme or 'schemeless'}: URL, not "
+                                        "http(s), is not followed")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def web_url(what: str, url: str) -> str:
+    """``url`` when it is http(s); a GitHubError else (a redirect's target is never opened
+    as a local file or through another scheme)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in WEB_SCHEMES:
+        raise GitHubError(what, None, f"a redirect to a {scheme or 'schemeless'}: URL, not "
+                                      "http(s), is not followed")
+    return url
 
 
 def plain(obj: Any) -> Any:
@@ -182,13 +207,15 @@ class GitHub:
             resp.close()
             if not location:
                 raise GitHubError(what, resp.status, "a redirect without a Location")
-            resp = self._open(what, urllib.request.Request(urljoin(url, location)), follow=True)
+            resp = self._open(what, urllib.request.Request(web_url(what, urljoin(url, location))),
+                              follow=True)
         with resp:
             return _copy_capped(what, resp, out, max_bytes)
 
     def _open(self, what: str, request: urllib.request.Request, *, follow: bool):
         """The response, or the redirect itself when not ``follow``ing; GitHubError else."""
-        handlers = () if follow else (_NoRedirect(),)
+        web_url(what, request.full_url)
+        handlers = (_WebOnlyRedirect(),) if follow else (_NoRedirect(),)
         try:
             return urllib.request.build_opener(*handlers).open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:

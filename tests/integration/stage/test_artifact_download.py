@@ -101,3 +101,52 @@ def test_an_expired_artifact_is_a_410_and_leaves_nothing(api, double, tmp_path):
         arts.download(api, art, tmp_path / "results_bmk")
     assert err.value.status == 410 and "expired" in str(err.value)
     assert list(tmp_path.iterdir()) == []
+
+
+class _Redirector:
+    """A server that answers every GET with a redirect: the API's ``/zip`` to ``first``,
+    ``/hop`` (an http(s) blob URL that redirects again) to ``then``."""
+
+    def __init__(self, first: str, then: str = ""):
+        import http.server
+        import threading
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                self.send_response(302)
+                self.send_header("Location", outer.then if self.path == "/hop" else
+                                 outer.first.replace("HOP", f"{outer.url}/hop"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.first, self.then = first, then
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("first, then", [("file://{secret}", ""), ("HOP", "file://{secret}"),
+                                         ("ftp://127.0.0.1/{secret}", "")])
+def test_a_redirect_to_anything_but_http_is_not_followed(tmp_path, first, then):
+    secret = tmp_path / "secret.zip"  # a local file that would unpack as an artifact
+    secret.write_bytes(_zip([("aggregate/results.json", b"{}")]))
+    server = _Redirector(first.format(secret=secret), then.format(secret=secret))
+    try:
+        api = GitHub("octo-org/infersweep", "test-token", server.url)
+        with pytest.raises(GitHubError) as err:
+            api.download_artifact(7, "results_bmk")
+    finally:
+        server.close()
+    # (urllib itself refuses a file: URL on a second hop; the first is ours to check)
+    assert ("not http(s), is not followed" in str(err.value)
+            or "is not allowed" in str(err.value)), err.value
+    assert not (tmp_path / "results_bmk").exists()
