@@ -15,6 +15,7 @@ from dataclasses import dataclass
 COMMAND = "/stage-results"
 ASCII_SPACE = " \t\r\n\f\v"
 # GitHub run ids are positive 64-bit integers
+MAX_RUN_ID = 2**63 - 1
 _REQUEST = re.compile(r"/stage-results(?:[ \t]+([1-9][0-9]{0,18}))?", re.ASCII)
 USAGE = ("Usage: `/stage-results` (the newest completed sweep of this pull request's head "
          "commit) or `/stage-results <run-id>` (one run of run-sweep.yml, the id in digits), "
@@ -55,11 +56,15 @@ def parse(body: str | None) -> Parsed:
     if text[:len(COMMAND)].lower() != COMMAND:
         return Parsed(IGNORE)
     m = _REQUEST.fullmatch(text)
+    if m is not None and m[1] and int(m[1]) > MAX_RUN_ID:
+        return Parsed(USAGE_ERROR, problem=f"'{m[1]}' is not a run id (GitHub's run ids are "
+                                           f"at most {MAX_RUN_ID}, 2^63 - 1)")
     if m is not None:
         return Parsed(STAGE, int(m[1]) if m[1] else None)
     rest = text[len(COMMAND):]
     if text[:len(COMMAND)] != COMMAND:
-        return Parsed(USAGE_ERROR, problem="the command is written in lower case")
+        return Parsed(USAGE_ERROR, problem=f"the command must be written in lower case: "
+                                           f"`{COMMAND}`, not `{text[:len(COMMAND)]}`")
     if rest and rest[0] not in ASCII_SPACE and rest[0].isascii():
         return Parsed(USAGE_ERROR, problem=f"'{(COMMAND + rest.split()[0])[:60]}' is not the "
                                            "command")

@@ -372,8 +372,9 @@ class Stager:
         for name in REQUIRED_ARTIFACTS:
             art = arts.newest(listed, name)
             if art is None:
-                what = ("the matrix it was asked for, which decides the points it must hold"
-                        if name == ROWS_ARTIFACT else "nothing complete to stage")
+                what = ("no matrix of what it was asked for, and the matrix decides the "
+                        "points it must hold" if name == ROWS_ARTIFACT
+                        else "nothing complete to stage")
                 raise Refused(f"run {cand.run_id} has no `{name}` artifact, so there is "
                               f"{what}.", "Re-run the sweep (its setup and collect jobs upload "
                               "it), then stage the new run.")

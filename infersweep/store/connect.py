@@ -159,7 +159,7 @@ def unreachable(target: Target, exc: Exception) -> InputError:
     reason = _first_line(exc)
     if target.dialect == "postgresql":
         u = target.url
-        where = f"{u.host or u.query.get('host')}:{u.port or 5432}"
+        where = f"{_one(u.host or u.query.get('host'))}:{_port(u)}"
         return InputError(Diagnostic(
             target.origin, 0, 0,
             f"cannot connect to PostgreSQL at {where} (database {u.database!r}, user "
@@ -171,6 +171,16 @@ def unreachable(target: Target, exc: Exception) -> InputError:
         f"cannot open the SQLite store: {reason}",
         "check that the folder exists and is writable and that the file is a SQLite "
         "database", "store-connect"))
+
+
+def _one(value) -> str:
+    """A URL query value as text (libpq takes a list of hosts or ports as several values)."""
+    return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+def _port(u: URL) -> str:
+    """The port libpq will use: the URL's, else its ``?port=`` option, else 5432."""
+    return _one(u.port or u.query.get("port") or 5432)
 
 
 def _first_line(exc: Exception) -> str:

@@ -164,6 +164,9 @@ def test_a_missing_artifact_is_refused(gh, tmp_path, run_cli, name):
     _with_artifacts(gh, tmp_path, **{name: None})
     _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,
              f"run 33825304569 has no `{name}` artifact", acknowledged=True, tmp_path=tmp_path)
+    body = _reply(gh)["body"]
+    assert "so there is no" in body or "nothing complete" in body, body
+    assert "so there is the matrix" not in body
 
 
 def _symlink():

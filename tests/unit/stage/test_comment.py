@@ -42,7 +42,10 @@ def test_the_exact_forms_stage(body, run_id):
     ("/stage-results 123\u200b", "not ASCII"),                       # zero-width space
     ("/stage-resultsfoo", "is not the command"),
     ("/stage-results-now", "is not the command"),
-    ("/STAGE-RESULTS 1", "lower case"),
+    ("/STAGE-RESULTS 1", "must be written in lower case: `/stage-results`, not "
+                         "`/STAGE-RESULTS`"),
+    ("/stage-results 9223372036854775808", "at most 9223372036854775807"),  # 2^63
+    ("/stage-results 9999999999999999999", "at most 9223372036854775807"),
     ("/stage-results\n123", "on one line"),
     ("/stage-results\nplease stage", "only one run id"),
 ])
