@@ -351,9 +351,8 @@ def test_collect_never_merges_artifacts_and_gates_on_the_runs_matrix():
     upload = steps[-1]
     assert upload["with"]["name"] == "results_bmk"
     # staging reads the aggregates and re-checks the eval folders (infersweep/stage/gates.py)
-    # agentic job folders stay out of it: staging reads their own pair of artifacts
-    assert upload["with"]["path"].split() == ["results", "!results/agentic", "aggregate",
-                                              "sweep-rows", "changelog-metadata"]
+    assert upload["with"]["path"].split() == ["results", "aggregate", "sweep-rows",
+                                              "changelog-metadata"]
 
 
 def test_staging_runs_on_pull_request_comments_from_the_default_branch_only():

@@ -4,15 +4,16 @@ replays it with the pinned client on the local fleet at a scaled-down duration, 
 uploads the agentic pair (bmk_agentic_<id>, agentic_<id>) instead of its whole folder, and
 collect joins the pair and its gate passes.
 
-Kept to one row at one concurrency (each replay point costs about a minute here): the base
-commit adds the config with one search-space entry at conc 4, and runs the local fleet at
-scale-down 120 (a 30 s window) instead of 40, with the eval thresholds' question count to
-match (the config's GSM8K eval is folded into the row).
+Kept to one row at one concurrency (each replay point costs one to two minutes here): the
+base commit adds the config with one search-space entry at conc 4, which the local fleet
+replays at its scale-down (40: a 90 s window); the config's GSM8K eval is folded into the
+row and runs after the replay, as the sandbox's other sweeps run theirs.
 """
 
 from __future__ import annotations
 
 import json
+import zipfile
 
 import pytest
 
@@ -40,22 +41,12 @@ ENTRY = f"""
       search-space:
       - {{ tp: 8, ep: 1, dp-attn: false, kv-offloading: none, conc-list: [4] }}
 """
-LOCAL_SCALE = "    scale-down: 40\n"
-MIN_QUESTIONS = "gsm8k-min-questions: 33"  # the sandbox's, for the local fleet at 40
 
 
 def _base_files(source, sandbox) -> dict[str, str]:
     master = (source / "configs" / "amd-master.yaml").read_text()
     assert f"\n{KEY}:" not in master, "the frozen catalog has the config already"
-    fleets = (source / "configs" / "fleets.yaml").read_text()
-    assert fleets.count(LOCAL_SCALE) == 1, "the local fleet's scale-down moved"
-    thresholds = (source / "configs" / "eval-thresholds.yaml").read_text()
-    assert MIN_QUESTIONS in thresholds
-    # the row's folded GSM8K eval then asks ceil(1319 / 120) = 11 questions
-    return {"configs/amd-master.yaml": master.rstrip("\n") + "\n" + ENTRY,
-            "configs/fleets.yaml": fleets.replace(LOCAL_SCALE, "    scale-down: 120\n"),
-            "configs/eval-thresholds.yaml": thresholds.replace(MIN_QUESTIONS,
-                                                               "gsm8k-min-questions: 11")}
+    return {"configs/amd-master.yaml": master.rstrip("\n") + "\n" + ENTRY}
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +65,37 @@ def agentic_sweep(act_executable, action_trees, python_tool_cache, worktree_repo
     return run, pr
 
 
-def _files(folder) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+def _files(artifact) -> set[str]:
+    """The files of an artifact act stored (``<name>/<name>.zip``)."""
+    with zipfile.ZipFile(artifact / f"{artifact.name}.zip") as z:
+        return {n for n in z.namelist() if not n.endswith("/")}
 
 
-def test_an_agentic_row_runs_in_its_own_job_and_passes_the_gate(agentic_sweep):
-    run, _ = agentic_sweep
+def _unpack(artifact, dest):
+    with zipfile.ZipFile(artifact / f"{artifact.name}.zip") as z:
+        z.extractall(dest)
+    return dest
+
+
+def _staged(arts, thresholds, work):
+    """What /stage-results concludes of the run (its gate, infersweep/stage/gates.py), over
+    the artifacts unpacked as it unpacks them: each agentic pair into one job folder."""
+    from infersweep.stage import gates
+
+    job = _unpack(arts[f"bmk_agentic_{ROW_ID}_1"], work / "agentic" / f"{ROW_ID}_1")
+    spool = _unpack(arts[f"agentic_{ROW_ID}_1"], work / "exports")
+    for path in sorted(p for p in spool.rglob("*") if p.is_file()):
+        target = job / path.relative_to(spool)
+        assert not target.exists(), target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path.rename(target)
+    return gates.judge(_unpack(arts["results_bmk"], work / "results_bmk"),
+                       gates.matrix_rows(_unpack(arts["sweep-rows"], work / "sweep-rows")),
+                       thresholds, "1", agentic_dirs=[job])
+
+
+def test_an_agentic_row_runs_in_its_own_job_and_passes_the_gate(agentic_sweep, tmp_path):
+    run, pr = agentic_sweep
     assert run.ok, describe(run)
     setup = run.log.job("setup").step("matrix").outputs
     assert json.loads(setup["canary-single-node"]) == []  # agentic rows are never canaries
@@ -115,7 +131,10 @@ def test_an_agentic_row_runs_in_its_own_job_and_passes_the_gate(agentic_sweep):
     assert "1 agentic job folder(s) in results/agentic" in text, text[-3000:]
     assert "passed, 1 of 1 expected point(s) complete" in text, text[-3000:]
     assert "local agentic run" in text  # scaled down: judged, never publishable
-    bmk = arts["results_bmk"]
-    assert not (bmk / "results" / "agentic").exists()  # staging reads the pair itself
+    bmk = _unpack(arts["results_bmk"], tmp_path / "bmk")
     aggregate = json.loads((bmk / "aggregate" / "results.json").read_text())
     assert [e["result"]["conc"] for e in aggregate["agentic"]] == [4]
+    # /stage-results takes the run: the pair rebuilt, judged, the aggregate agreeing
+    verdict = _staged(arts, pr.pr.clone / "configs" / "eval-thresholds.yaml", tmp_path / "s")
+    assert verdict.passed, verdict.problems
+    assert [e["result"]["conc"] for e in verdict.agentic] == [4]
