@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -32,6 +33,8 @@ def test_an_artifact_and_an_aggregate_give_the_same_run(tmp_path):
     (art / "aggregate").mkdir(parents=True)
     (art / "results").mkdir()
     (art / "results" / "changelog_metadata.json").write_text(json.dumps(META))
+    # a results_bmk artifact holds the job folders (eval folders included) beside aggregate/
+    shutil.copytree(src / reportruns.KEY, art / "results" / reportruns.KEY)
     for cmd in (["results", "collect", str(src), "-o", str(art / "aggregate/results.json")],
                 ["eval", "collect", str(src), "-o", str(art / "aggregate/evals.json")]):
         subprocess.run([sys.executable, "-m", "infersweep", *cmd], check=True,
