@@ -33,8 +33,14 @@ def check_out(out: Path) -> None:
     if out == here or out in here.parents:
         raise OutputError(out, "it is the working folder or holds it, which a rebuild "
                           "would replace", "give a folder for the site, e.g. --out site", what)
-    if out.exists() or out.is_symlink():
-        if not out.is_dir() or out.is_symlink():
+    if out.is_symlink():  # a rebuild swaps the folder in: it would replace the link itself
+        target = os.readlink(out)
+        raise OutputError(out, f"it is a symbolic link (to {target}), which a rebuild would "
+                          "replace with the site's folder",
+                          f"give the folder it points to (--out {out.resolve()}) or a new path",
+                          what)
+    if out.exists():
+        if not out.is_dir():
             raise OutputError(out, "it is not a folder", "give a folder for the site", what)
         if any(out.iterdir()) and not (out / MARKER).is_file():
             raise OutputError(out, "the folder is not empty and is not a report site",

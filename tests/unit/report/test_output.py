@@ -60,7 +60,7 @@ def test_bad_out_folders_are_refused_before_any_work(run, tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "home")
     for out, why in ((tmp_path / "file", "it is not a folder"),
                      (tmp_path / "home", "not empty and is not a report site"),
-                     (tmp_path / "link", "it is not a folder"),
+                     (tmp_path / "link", "it is a symbolic link.*give the folder it points to"),
                      (tmp_path / "file" / "site", "is not a directory")):
         with pytest.raises(OutputError, match=why):
             build([run], out)
