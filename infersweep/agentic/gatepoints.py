@@ -53,11 +53,16 @@ def _fingerprint(row: dict) -> str:
 JOB_DEPTH = 3  # a job folder's results are at most <job>/logs/<step>/<result>
 
 
+def job_file(result: Path, name: str) -> Path | None:
+    """A file of the job a result belongs to (``row.json``, ``manifest.json``): beside the
+    result or in the job folder above it (the first folder up that has one)."""
+    return next((d / name for d in list(Path(result).parents)[:JOB_DEPTH]
+                 if (d / name).is_file()), None)
+
+
 def _row_beside(path: Path) -> tuple[dict | None, list[Diagnostic]]:
-    """The matrix row of the job a result belongs to: ``row.json`` beside the result or in
-    the job folder above it (the first folder up that has one)."""
-    f = next((d / ROW_FILE for d in list(path.parents)[:JOB_DEPTH] if (d / ROW_FILE).is_file()),
-             None)
+    """The matrix row of the job a result belongs to (:func:`job_file`)."""
+    f = job_file(path, ROW_FILE)
     if f is None:
         return None, []
     try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.results import fastschema
 
@@ -20,11 +22,28 @@ RULE_EVIDENCE = "agentic-evidence"
 SUFFIX = ".agentic.json"
 
 
-def config_key(result: dict, row: dict | None) -> str:
-    """The matrix row's ``config-key`` when the row beside the result names one, else
-    ``<model prefix>-<precision>-<hardware>-<framework>`` (``cluster:`` dropped)."""
+def _job_config_key(file: str | None) -> str | None:
+    """The config key the job's manifest records (its provenance), for a result inside it."""
+    from infersweep.agentic.gatepoints import job_file
+
+    manifest = job_file(Path(file), "manifest.json") if file else None
+    if manifest is None:
+        return None
+    try:
+        key = orjson.loads(manifest.read_bytes())["provenance"]["config-key"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return key if isinstance(key, str) and key else None
+
+
+def config_key(result: dict, row: dict | None, file: str | None = None) -> str:
+    """The matrix row's ``config-key`` when the row beside the result names one, else the
+    one its job's manifest records, else ``<model prefix>-<precision>-<hardware>-<framework>``
+    (``cluster:`` dropped)."""
     if isinstance(row, dict) and isinstance(row.get("config-key"), str) and row["config-key"]:
         return row["config-key"]
+    if (key := _job_config_key(file)) is not None:
+        return key
     hw = str(result.get("hw") or "unknown").removeprefix("cluster:")
     parts = [result.get("infmax_model_prefix") or result.get("model"), result.get("precision"),
              hw, result.get("framework")]
@@ -67,7 +86,8 @@ def entries(gate_entries: list[dict]) -> list[dict]:
         data = _load(e)
         if data is None or not _is_result(data):
             continue
-        out.append({"config_key": config_key(data, e.get("row")), "name": _name(e["file"]),
+        out.append({"config_key": config_key(data, e.get("row"), e["file"]),
+                    "name": _name(e["file"]),
                     "result_file": e["file"],
                     "problems": [_problem_text(p) for p in e["problems"]], "result": data})
     out.sort(key=sort_key)

@@ -61,3 +61,7 @@ def test_an_agentic_sweep_replays_checks_and_stages(tmp_path):
     assert check.returncode == 0, check.stdout + check.stderr
     assert "2 of 2 expected point(s) complete" in check.stdout
     assert (site / "index.html").is_file()
+    # the report's agentic page shows both offload modes, labelled as local runs
+    page = (site / "agentic.html").read_text()
+    assert KEY in page  # the job's config key, from its manifest
+    assert "dram/hicache" in page and "local, not publishable" in page
