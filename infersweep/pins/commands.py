@@ -178,8 +178,17 @@ def verify(root, lock, remotes, only, timeout, find_links, fmt, as_json, step_su
     if problems:
         raise InputError(problems)
     if not as_json:
-        ok = sum(1 for r in results if r.status == OK)
-        click.echo(f"pins verify: {ok} of {len(results)} pins fetchable and as pinned")
+        commits = [r for pin, r in zip(selected, results, strict=True) if hasattr(pin, "commit")]
+        dists = [r for pin, r in zip(selected, results, strict=True)
+                 if not hasattr(pin, "commit")]
+        parts = []
+        if commits or not dists:
+            parts.append(f"{sum(r.status == OK for r in commits)} of {len(commits)} pinned "
+                         "commits fetchable")
+        if dists:
+            parts.append(f"{sum(r.status == OK for r in dists)} of {len(dists)} pinned "
+                         "distributions as pinned on the index")
+        click.echo("pins verify: " + "; ".join(parts))
 
 
 def _write_summary(path: str, results) -> None:
