@@ -209,7 +209,7 @@
   }
 
   const api = { X_METRICS, FILTERS, yMetrics, decode, yValue, frontier, groupOf, defaultState,
-    parseState, stateHash, select, groups, csv, runKey, usdPerHour, kwPerGpu };
+    parseState, stateHash, select, groups, csv, csvCell, runKey, usdPerHour, kwPerGpu };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.InfersweepExplorer = api;
 })(typeof window !== "undefined" ? window : globalThis);
