@@ -14,10 +14,10 @@ from pathlib import Path
 import click
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.manifest import now
 from infersweep.results import agenticagg
 from infersweep.results import collect as collecting
 from infersweep.results.sources import load_json
+from infersweep.rowjobs.manifest import now
 from infersweep.store.model import StagedRun
 
 AGGREGATE = Path("aggregate", "results.json")
@@ -123,7 +123,8 @@ def _from_folder(folder: Path) -> StagedRun:
                      source="github" if d.layout == "artifacts" and run_id.isdigit()
                      else "local",
                      staged_at=staged or now(), created_at=d.started, changelog=d.changelog,
-                     points=d.points, evals=d.evals, agentic=_gated(d.agentic))
+                     points=d.points, evals=d.evals, agentic=_gated(d.agentic),
+                     recipes=d.recipes)
 
 
 def load(raw: str | Path) -> StagedRun:

@@ -176,7 +176,7 @@ class Backend:
             created_at=run.get("created_at"), head_sha=run.get("head_sha"),
             pr_number=pr_number, labels=cand.labels, url=cand.url, changelog=changelog,
             workflow=runs.WORKFLOW_PATH)
-        summary = self.store().ingest(info, points, evals, agentic)
+        summary = self.store().ingest(info, points, evals, agentic, verdict.recipes)
         try:
             comparison = self.comparison(str(cand.run_id), points)
             page = self.report(str(cand.run_id), cand.attempt)

@@ -30,6 +30,7 @@ from infersweep.results import agenticagg, runids
 from infersweep.results import check as checking
 from infersweep.results import collect as collecting
 from infersweep.results.sources import load_json
+from infersweep.store import recipes
 
 AGGREGATE = Path("aggregate", "results.json")
 EVAL_AGGREGATE = Path("aggregate", "evals.json")
@@ -49,6 +50,7 @@ class GateResult:
     points: list[dict] = field(default_factory=list)    # what the store gets: the checked
     evals: list[dict] = field(default_factory=list)     # evidence, nothing else
     agentic: list[dict] = field(default_factory=list)   # `results collect`'s agentic entries
+    recipes: list[dict] = field(default_factory=list)   # the job folders' recipe.yaml
 
     @property
     def passed(self) -> bool:
@@ -118,6 +120,7 @@ def judge(bmk_dir: Path, rows: list[dict], thresholds_file: Path, run_id: str | 
         for e in agentic:
             e["result_file"] = _relative(e["result_file"], bmk_dir.parent)
         out.points, out.evals, out.agentic = agg["rows"], evals, agentic
+        out.recipes = recipes.of_jobs(g)
     return out
 
 

@@ -51,9 +51,9 @@ def ingest_folder(store, folder, *, run_id: str | None = None, attempt: int | No
          f"{attempt} ({d.layout} folder)")
     info = RunInfo(run_id=run_id, attempt=attempt, source=source, created_at=d.started,
                    changelog=d.changelog)
-    store.check(info, d.points, d.evals, d.agentic)  # before a new store's file is created
+    store.check(info, d.points, d.evals, d.agentic, d.recipes)  # before a new file is made
     created = store.migrate() if store.revision is None else None
-    summary = store.ingest(info, d.points, d.evals, d.agentic)
+    summary = store.ingest(info, d.points, d.evals, d.agentic, d.recipes)
     return Staged(summary, source, d.layout, store.target.shown, created)
 
 

@@ -29,6 +29,8 @@ class StagedRun:
     # agentic-coding results as `results collect` lists them: config_key, name, result_file,
     # problems (empty: only gated results are staged) and the whole result
     agentic: list[dict] = field(default_factory=list)
+    # the recipes its jobs ran: config_key, recipe_name, recipe_fingerprint, text (recipe.yaml)
+    recipes: list[dict] = field(default_factory=list)
 
     @property
     def label(self) -> str:

@@ -30,7 +30,7 @@ from infersweep.evals import collect as eval_collect
 from infersweep.results import agenticagg
 from infersweep.results import collect as results_collect
 from infersweep.results.sources import load_json
-from infersweep.store import checks
+from infersweep.store import checks, recipes
 
 AGGREGATE = Path("aggregate") / "results.json"
 JOBS = "results"  # the job folders of a results_bmk artifact, beside aggregate/
@@ -51,6 +51,7 @@ class RunDir:
     warnings: list[str]
     agentic: list[dict] = field(default_factory=list)  # `results collect`'s agentic entries
     eval_folders: list[Path] = field(default_factory=list)  # where the evals were read
+    recipes: list[dict] = field(default_factory=list)  # the jobs' recipe.yaml (store.recipes)
     root: Path | None = None
 
 
@@ -174,7 +175,7 @@ def read_run_dir(path) -> RunDir:
                   attempt=max(attempts, default=1),
                   started=_started(g.jobs) if layout == "sweep" else None,
                   warnings=list(g.warnings), agentic=agentic, eval_folders=eval_folders,
-                  root=root)
+                  recipes=recipes.of_jobs(g), root=root)
 
 
 def load_run_dir(path) -> tuple[list[dict], list[dict], dict | None]:

@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.store import agentic as agenticmod
 from infersweep.store import checks, connect
+from infersweep.store import recipes as recipemod
 from infersweep.store.model import StagedRun
 from infersweep.store.tables import agentic_points, configs, evals, points, runs, staging_events
 
@@ -213,11 +214,11 @@ class Store:
         return (postgresql.insert(table) if self.target.dialect == "postgresql"
                 else sqlite.insert(table))
 
-    def check(self, run: RunInfo, point_rows, eval_rows, agentic=()) -> None:
+    def check(self, run: RunInfo, point_rows, eval_rows, agentic=(), recipes=()) -> None:
         """What :meth:`ingest` refuses, found without touching the database."""
-        self._check(run, point_rows, eval_rows, list(agentic))
+        self._check(run, point_rows, eval_rows, list(agentic), list(recipes))
 
-    def _check(self, run: RunInfo, point_rows, eval_rows, agentic=()) -> dict:
+    def _check(self, run: RunInfo, point_rows, eval_rows, agentic=(), recipes=()) -> dict:
         problems = checks.check_run_id(run.run_id, run.attempt)
         if run.source not in SOURCES:
             problems.append(Diagnostic("run", 0, 0, f"source {run.source!r} is not one of "
@@ -236,6 +237,7 @@ class Store:
         row_problems = checks.check_points(point_rows)
         problems += row_problems + checks.check_evals(eval_rows)
         problems += agenticmod.check(list(agentic), checks.non_finite)
+        problems += recipemod.check(list(recipes))
         seen: dict[tuple, int] = {}
         for i, r in enumerate([] if row_problems else point_rows):
             k = _point_key(r)
@@ -253,16 +255,17 @@ class Store:
                 "created_at": checks.utc_text(run.created_at, "run created_at")}
 
     def ingest(self, run: RunInfo, points: list[dict], evals: list[dict],
-               agentic: list[dict] = ()) -> IngestSummary:
+               agentic: list[dict] = (), recipes: list[dict] = ()) -> IngestSummary:
         """Stage one run's rows, all or nothing; staging it again updates them in place.
 
         ``agentic``: the run's agentic results as ``results collect`` lists them (each one
-        gated; see :mod:`infersweep.store.agentic`). A store with no schema at all (a new
+        gated; see :mod:`infersweep.store.agentic`). ``recipes``: the recipes its jobs ran
+        (:func:`infersweep.store.recipes.of_jobs`). A store with no schema at all (a new
         file, an empty database) gets its tables first; one with an older schema is refused
         until ``migrate()``."""
         t0 = time.perf_counter()
-        agentic = list(agentic)
-        values = self._check(run, points, evals, agentic)
+        agentic, recipes = list(agentic), list(recipes)
+        values = self._check(run, points, evals, agentic, recipes)
         if self.revision is None:
             self.migrate()
         self._require_current()
@@ -271,6 +274,11 @@ class Store:
             with connect.writer(self.engine).begin() as conn:
                 self._write(conn, values, points, evals, summary)
                 self._write_agentic(conn, values, agentic, summary)
+                run_pk, seq = conn.execute(
+                    sa.select(runs.c.id, runs.c.ingest_count).where(
+                        runs.c.run_id == values["run_id"],
+                        runs.c.attempt == values["attempt"])).one()
+                recipemod.write(conn, self._insert, run_pk, seq, recipes)
         except sa.exc.DBAPIError as exc:
             raise self._db_error(f"ingesting run {run.run_id} attempt {run.attempt}",
                                  exc) from None
@@ -487,6 +495,8 @@ class Store:
         for pk, key, name, file, result in conn.execute(s):
             out[pk].agentic.append({"config_key": key, "name": name, "result_file": file,
                                     "problems": [], "result": result})
+        for pk, found in recipemod.read(conn, ids, keys).items():
+            out[pk].recipes = found
         return list(out.values())
 
     def agentic_points(self, run_id: str | None = None) -> list[dict]:

@@ -164,3 +164,25 @@ agentic_points = sa.Table(
                         "kv_offload_backend", "conc", name="uq_agentic_points_natural"),
     sa.Index("ix_agentic_points_config", "config_key"),
 )
+
+# The recipe each job of a run ran (its recipe.yaml), by config and recipe name; the text is
+# kept once per distinct content in ``recipe_texts`` (most runs repeat the last one's).
+recipe_texts = sa.Table(
+    "recipe_texts", metadata,
+    sa.Column("sha256", sa.String(64), primary_key=True),
+    sa.Column("text", sa.Text, nullable=False),
+)
+
+run_recipes = sa.Table(
+    "run_recipes", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_pk", sa.Integer, sa.ForeignKey("runs.id", ondelete="CASCADE"),
+              nullable=False),
+    sa.Column("config_key", sa.String(200), nullable=False),
+    sa.Column("recipe_name", sa.String(300), nullable=False),
+    sa.Column("recipe_fingerprint", sa.String(64)),
+    sa.Column("text_sha256", sa.String(64), sa.ForeignKey("recipe_texts.sha256"),
+              nullable=False),
+    sa.Column("ingest_seq", sa.Integer, nullable=False),
+    sa.UniqueConstraint("run_pk", "config_key", "recipe_name", name="uq_run_recipes_natural"),
+)

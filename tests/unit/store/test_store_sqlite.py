@@ -47,8 +47,8 @@ def counts(s) -> dict:
 def test_migration_creates_exactly_the_declared_tables(url):
     s = open_store(url)
     assert not s.exists and s.revision is None
-    assert s.migrate() == s.head == "0002"
-    assert s.migrate() == "0002"  # again: nothing to do
+    assert s.migrate() == s.head == "0003"
+    assert s.migrate() == "0003"  # again: nothing to do
     with s.engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
     s.close()
@@ -201,12 +201,12 @@ def test_a_store_behind_the_code_says_to_migrate(url, rows, monkeypatch):
 
     with open_store(url) as s:
         s.migrate()
-    monkeypatch.setattr(store_module, "head_revision", lambda: "0003")  # a newer code base
+    monkeypatch.setattr(store_module, "head_revision", lambda: "0004")  # a newer code base
     s = open_store(url)
     for call in (s.staged_runs, lambda: s.ingest(RunInfo("r1"), rows, []),
                  lambda: s.record_event("r1", 1, "me", "staged")):
-        with pytest.raises(InputError, match=r"revision 0002\) is older than this "
-                                             r"infersweep's \(0003\).*store migrate --db"):
+        with pytest.raises(InputError, match=r"revision 0003\) is older than this "
+                                             r"infersweep's \(0004\).*store migrate --db"):
             call()
     s.close()
 
