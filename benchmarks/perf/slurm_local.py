@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from infersweep.launch.slurm import SlurmWatcher  # noqa: E402
+from infersweep.rowjobs.slurm import SlurmWatcher  # noqa: E402
 from tests.integration.slurm import srtctl_setup  # noqa: E402
 from tests.integration.slurm.localslurm import SCRIPT, cluster_or_reason  # noqa: E402
 

@@ -26,8 +26,8 @@ from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.config.catalog import default_runner_file, load_runners
 from infersweep.diagnostics import InputError
 from infersweep.launch.deadline import job_timeout_minutes
-from infersweep.launch.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
 from infersweep.recipe.render import render_row
+from infersweep.rowjobs.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
 
 EVAL_ALONE = ("an eval with no throughput row in this sweep to run after cannot be launched "
               "on its own yet")

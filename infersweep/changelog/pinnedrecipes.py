@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infersweep.launch.checkout import fetch
 from infersweep.pins.lock import load_lock
 from infersweep.pins.verify import resolve_url
 from infersweep.recipe.lookup import needs_checkout
+from infersweep.rowjobs.checkout import fetch
 
 LOCK = Path("configs", "runtimes.yaml")
 

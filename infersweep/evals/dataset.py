@@ -36,7 +36,7 @@ def problems(n: int, seed: int) -> list[dict]:
     return rows
 
 
-# the set a local job's eval runs when no GSM8K files are given (infersweep/launch/localeval.py)
+# the set a local job's eval runs when no GSM8K files are given (infersweep/rowjobs/localeval.py)
 BUILTIN_TEST, BUILTIN_TRAIN, BUILTIN_SEED = 200, 50, 7
 
 

@@ -32,7 +32,7 @@ def split_cmd(result_dir, out, row_arg):
     its results (manifest, row, `*.agentic.json`, logs) and the replay's exports (without
     inputs.json and profile_export_raw.jsonl), no file in both; for any other row nothing.
     Sets the step output `kind` (agentic or fixed-seq)."""
-    from infersweep.launch.recipes import load_row
+    from infersweep.rowjobs.recipes import load_row
 
     row, _ = load_row(row_arg, dict(os.environ))
     if not arts.is_agentic_row(row):

@@ -1,4 +1,22 @@
-"""`infersweep launch`: run one matrix row on a Slurm fleet through srt-slurm."""
+"""`infersweep launch`: one matrix row, through srt-slurm at the pinned commit, to a manifest.
+
+The order matters: everything that needs only a CPU comes before anything is allocated.
+
+1. the row (``--row`` or ``$INFERSWEEP_ROW``), the fleet (``configs/fleets.yaml``), the pin
+   (``configs/runtimes.yaml``), the run's tag (``GITHUB_RUN_ID``, ``GITHUB_RUN_ATTEMPT``,
+   ``RUNNER_NAME``);
+2. the recipe rendered and checked against the fleet (and the previous manifest, if any);
+3. the srt-slurm checkout: fetched by SHA into the cache (which verifies the pin) or re-used;
+4. the job: ``srtctl apply --json``, watched to its end or the deadline, cancelled by id on
+   SIGTERM/SIGINT, always collected into the manifest.
+
+A fleet whose ``executor`` is ``local`` skips step 3 and runs step 4 on the runner itself
+with the local executor (simulated engines): the same launcher, workflows and manifests on
+a machine without Slurm or GPUs.
+
+Steps 2 and 4 are the rows' runner that ``infersweep sweep run`` uses too
+(:class:`infersweep.rowjobs.fleetrows.FleetRowRunner`): a launch is a run of one row.
+"""
 
 from __future__ import annotations
 
@@ -54,51 +72,53 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
     130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
     """
-    from infersweep.launch import agenticinputs, identity, launcher
-    from infersweep.launch.apply import SubmitError
-    from infersweep.launch.checkout import CheckoutError
+    from infersweep.launch import agenticinputs, identity
     from infersweep.launch.deadline import launch_deadline_s
-    from infersweep.launch.executor import JobState
-    from infersweep.launch.manifest import FILENAME
     from infersweep.progress import StatusLines
-    from infersweep.sweep.commands import _output_dir
-    from infersweep.sweep.run import load_previous, run_context
-    from infersweep.sweep.table import report
+    from infersweep.rowjobs import fleetrows
+    from infersweep.rowjobs.apply import SubmitError
+    from infersweep.rowjobs.checkout import CheckoutError
+    from infersweep.rowjobs.executor import JobState
+    from infersweep.rowjobs.manifest import FILENAME
+    from infersweep.rowjobs.output import output_dir
+    from infersweep.rowjobs.recipes import load_row
+    from infersweep.rowjobs.runner import load_previous, run_context
+    from infersweep.rowjobs.table import report
 
     t_start = time.monotonic()
     environ = dict(os.environ)
     repo = repo.resolve()
     fleets = fleets or repo / "configs" / "fleets.yaml"
     lock_path = lock_path or repo / "configs" / "runtimes.yaml"
-    row, source = launcher.row_and_source(row_arg, environ)
+    row, source = load_row(row_arg, environ)
     key = identity.config_key(row, repo, given=config_key, source=source,
                               warn=lambda line: click.echo(line, err=True))
     prior = load_previous(previous)
-    tag = launcher.tag_from_env(environ, run_context([]))  # until the rows are matched
+    tag = fleetrows.tag_from_env(environ, run_context([]))  # until the rows are matched
     display = StatusLines()
     say = display.line
-    prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=fleets, lock_path=lock_path,
-                            environ=environ, tag=tag, scale_down=scale_down, say=say)
+    prep = fleetrows.prepare(repo=repo, fleet_name=fleet, fleets=fleets, lock_path=lock_path,
+                             environ=environ, tag=tag, scale_down=scale_down, say=say)
     template = template or (repo / prep.fleet.template if prep.fleet.template else None)
     if output is None and environ.get("INFERSWEEP_RESULT_DIR"):
         output = Path(environ["INFERSWEEP_RESULT_DIR"])
-    out = _output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
+    out = output_dir(output, time.strftime("launch-%Y%m%dT%H%M%SZ", time.gmtime()))
     if prep.needs_checkout and agenticinputs.is_agentic(row):
         # the client and the traces, before the checkout and before any GPU is allocated
         agenticinputs.ready(row, environ, say=say)
     srt_slurm = None
-    if prep.needs_checkout and launcher.recipe_in_checkout(row, repo, template):
+    if prep.needs_checkout and fleetrows.recipe_in_checkout(row, repo, template):
         # the row's recipe is in srt-slurm at the pinned commit: check it out to render it
-        launcher.ready_checkout(prep, repo, say=say)
+        fleetrows.ready_checkout(prep, repo, say=say)
         srt_slurm = prep.executor.checkout.src
-    runner = launcher.LaunchSweep([(key, row)], repo=repo, executor=prep.executor, out_dir=out,
-                                  scale_down=prep.scale_down, previous=prior, timeout=None,
-                                  display=display, fleet=prep.fleet, template=template,
-                                  srt_slurm=srt_slurm)
+    runner = fleetrows.FleetRowRunner([(key, row)], repo=repo, executor=prep.executor,
+                                      out_dir=out, scale_down=prep.scale_down, previous=prior,
+                                      timeout=None, display=display, fleet=prep.fleet,
+                                      template=template, srt_slurm=srt_slurm)
     runner.srt_slurm_commit = prep.commit
     # the run id and attempt: GitHub's, else lent by a previous manifest of this row (one
     # that matches no row lends nothing), else a fresh local id
-    tag = launcher.retag(prep, runner, environ)
+    tag = fleetrows.retag(prep, runner, environ)
     plan = runner.plans[0]
     runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet,
                                                   plan.rendered.workload, prep.scale_down)
@@ -107,7 +127,7 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     stopped = None
     try:
         if plan.run and prep.needs_checkout and srt_slurm is None:
-            launcher.ready_checkout(prep, repo, say=say)
+            fleetrows.ready_checkout(prep, repo, say=say)
             say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
         found, stopped = runner.run()
     except (SubmitError, CheckoutError) as exc:  # nothing runs: say why in the manifest

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from infersweep.launch.local import time_limit_seconds
+from infersweep.rowjobs.local import time_limit_seconds
 
 FALLBACK_TIME_LIMIT_S = 3600
 DEFAULT_MARGIN_S = 3600  # a fleet's deadline-margin-s when it sets none

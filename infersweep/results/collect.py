@@ -20,10 +20,10 @@ import orjson
 
 from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.manifest import now
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import engine_revision
 from infersweep.results import agenticagg, fastschema, plausible, process, sources
+from infersweep.rowjobs.manifest import now
 
 AGGREGATE_VERSION = 1
 ROW_SCHEMA = "results-row"

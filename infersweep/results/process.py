@@ -23,8 +23,8 @@ import orjson
 
 from infersweep.changelog.buckets import recipe_fingerprint
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch import manifest as manifests
 from infersweep.results import fastschema, jobpaths, pergpu, plausible
+from infersweep.rowjobs import manifest as manifests
 
 ROW_VERSION = 1
 ROW_SUFFIX = ".row.json"
@@ -93,7 +93,7 @@ def _bad_number(path: Path, label: str, key: str, value, expected: str) -> Input
 
 def _load_manifest(path: Path) -> dict:
     """The manifest, checked against its schema; the fast check first, the located
-    messages of :func:`infersweep.launch.manifest.load` when it does not pass."""
+    messages of :func:`infersweep.rowjobs.manifest.load` when it does not pass."""
     try:
         data = orjson.loads(path.read_bytes())
     except (OSError, ValueError):

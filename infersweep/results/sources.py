@@ -8,8 +8,8 @@ from pathlib import Path
 import orjson
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.manifest import FILENAME as MANIFEST
 from infersweep.results.process import ROW_SUFFIX
+from infersweep.rowjobs.manifest import FILENAME as MANIFEST
 
 
 def _missing(path: Path, what: str) -> InputError:

@@ -25,9 +25,9 @@ from pathlib import Path
 from infersweep import gitexec
 from infersweep.atomic import write_atomic
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.fleet import Fleet
 from infersweep.pins.verify import _MISSING_PATTERNS, _last_line
 from infersweep.redact import redact
+from infersweep.rowjobs.fleet import Fleet
 
 CACHE_ENV = "INFERSWEEP_CACHE"
 READY = "ready.json"

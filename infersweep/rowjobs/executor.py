@@ -112,7 +112,7 @@ class Job(abc.ABC):
 
     @abc.abstractmethod
     def collect(self) -> dict:
-        """The result manifest of what exists now (see :mod:`infersweep.launch.manifest`)."""
+        """The result manifest of what exists now (see :mod:`infersweep.rowjobs.manifest`)."""
 
     def wait(self, deadline: float | None = None, *, poll: float = 0.5,
              max_poll: float = 10.0) -> JobState:

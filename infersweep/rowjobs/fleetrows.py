@@ -1,43 +1,32 @@
-"""``infersweep launch``: one matrix row, through srt-slurm at the pinned commit, to a manifest.
+"""Rows on a fleet: the executor a fleet names, and rows rendered and fitted for it.
 
-The order matters: everything that needs only a CPU comes before anything is allocated.
-
-1. the row (``--row`` or ``$INFERSWEEP_ROW``), the fleet (``configs/fleets.yaml``), the pin
-   (``configs/runtimes.yaml``), the run's tag (``GITHUB_RUN_ID``, ``GITHUB_RUN_ATTEMPT``,
-   ``RUNNER_NAME``);
-2. the recipe rendered and checked against the fleet (and the previous manifest, if any);
-3. the srt-slurm checkout: fetched by SHA into the cache (which verifies the pin) or re-used;
-4. the job: ``srtctl apply --json``, watched to its end or the deadline, cancelled by id on
-   SIGTERM/SIGINT, always collected into the manifest.
-
-A fleet whose ``executor`` is ``local`` skips step 3 and runs step 4 on the runner itself
-with the local executor (simulated engines): the same launcher, workflows and manifests on
-a machine without Slurm or GPUs.
-
-Steps 2 and 4 are ``infersweep sweep run``'s own code (:class:`infersweep.sweep.run.Sweep`)
-with the srt-slurm executor: a launch is a sweep of one row.
+A fleet (``configs/fleets.yaml``) runs its rows through srt-slurm at the pinned commit or, when
+its ``executor`` is ``local``, on the machine itself with the local executor (simulated
+engines). Both ``infersweep launch`` (one row) and ``infersweep sweep run --executor
+srt-slurm`` (every row of a selection) prepare the fleet here and run its rows with
+:class:`FleetRowRunner`, a :class:`~infersweep.rowjobs.runner.RowRunner` whose rows render
+with the fleet's template and must fit the fleet.
 """
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from infersweep.launch import checkout as checkouts
-from infersweep.launch.fleet import Fleet, get_fleet
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.local import LocalExecutor
-from infersweep.launch.localeval import EvalSim
-from infersweep.launch.recipes import check_fits, load_row, render_for_launch
-from infersweep.launch.srtslurm import RESULT_DIR, SrtSlurmExecutor
 from infersweep.pins.lock import load_lock
 from infersweep.pins.verify import resolve_url
 from infersweep.recipe import lookup
-from infersweep.sweep.run import Sweep
-from infersweep.sweep.scale import scale
+from infersweep.rowjobs import checkout as checkouts
+from infersweep.rowjobs.fleet import Fleet, get_fleet
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.local import LocalExecutor
+from infersweep.rowjobs.localeval import EvalSim
+from infersweep.rowjobs.recipes import check_fits, render_for_launch
+from infersweep.rowjobs.runner import RowRunner
+from infersweep.rowjobs.scale import scale
+from infersweep.rowjobs.srtslurm import SrtSlurmExecutor
 
 
 @dataclass
@@ -54,8 +43,8 @@ class Prepared:
         return isinstance(self.executor, SrtSlurmExecutor)
 
 
-class LaunchSweep(Sweep):
-    """A sweep whose rows render with the launch's template and must fit its fleet."""
+class FleetRowRunner(RowRunner):
+    """Rows that render with the fleet's template and must fit the fleet."""
 
     def __init__(self, *args, fleet: Fleet, template: Path | None,
                  srt_slurm: Path | None = None, **kw):
@@ -81,7 +70,7 @@ def tag_from_env(environ: dict[str, str], context: tuple[str, int]) -> JobTag:
     return JobTag(run_id, attempt, runner)
 
 
-def retag(prep: Prepared, runner: Sweep, environ: dict[str, str]) -> JobTag:
+def retag(prep: Prepared, runner: RowRunner, environ: dict[str, str]) -> JobTag:
     """The job tag of ``runner``'s run id and attempt (GitHub's, else lent by a previous
     manifest that matched one of its rows, else a fresh local id), given to the executor."""
     tag = tag_from_env(environ, (runner.run_id, runner.attempt))
@@ -106,7 +95,7 @@ def prepare(*, repo: Path, fleet_name: str | None, fleets: Path, lock_path: Path
 
 
 def ready_checkout(p: Prepared, repo: Path, say=print) -> None:
-    """Step 3: the pinned checkout, verified (fetch by SHA, HEAD) and installed, or re-used."""
+    """The pinned checkout, verified (fetch by SHA, HEAD) and installed, or re-used."""
     t0 = time.monotonic()
     co = checkouts.ensure(p.commit, p.url, p.fleet, repo, say=say)
     p.executor.checkout = co
@@ -120,10 +109,3 @@ def recipe_in_checkout(row: dict, repo: Path, template: Path | None) -> bool:
     render."""
     return template is None and lookup.needs_checkout(row, repo)
 
-
-def row_and_source(row_arg: str | None, environ=None) -> tuple[dict, str]:
-    return load_row(row_arg, os.environ if environ is None else environ)
-
-
-__all__ = ["LaunchSweep", "Prepared", "prepare", "ready_checkout", "recipe_in_checkout",
-           "tag_from_env", "retag", "row_and_source", "RESULT_DIR"]

@@ -1,11 +1,11 @@
 """The local executor: the same rendered recipe on this machine, the simulator as its engines.
 
 For each worker of the recipe's topology (``resources``) it starts ``infersweep sim serve``
-with that role's engine limits and data-parallel ranks (:mod:`infersweep.launch.engineplan`),
+with that role's engine limits and data-parallel ranks (:mod:`infersweep.rowjobs.engineplan`),
 then ``infersweep sim router`` in front of a disaggregated topology or of several aggregated
 workers, and runs the recipe's benchmark command with ``SRT_FRONTEND_HOST``/``PORT`` set as
 srt-slurm sets them inside a job. The benchmark step writes the same ``<name>-c<conc>.json``
-files as on a cluster. The job is a process of its own (:mod:`infersweep.launch.localrun`) in
+files as on a cluster. The job is a process of its own (:mod:`infersweep.rowjobs.localrun`) in
 a session of its own, so cancelling it signals exactly its process group.
 """
 
@@ -25,12 +25,12 @@ from pathlib import Path
 from infersweep import lifeline
 from infersweep.atomic import write_atomic
 from infersweep.bench.seeds import RUN_ID_ENV, run_tag
-from infersweep.launch import manifest as manifests
-from infersweep.launch.engineplan import engine_plan
-from infersweep.launch.executor import Executor, Job, JobState, Provenance, RenderOptions
-from infersweep.launch.localagentic import AgenticLocal
-from infersweep.launch.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
-from infersweep.launch.localrun import STATUS_FILE
+from infersweep.rowjobs import manifest as manifests
+from infersweep.rowjobs.engineplan import engine_plan
+from infersweep.rowjobs.executor import Executor, Job, JobState, Provenance, RenderOptions
+from infersweep.rowjobs.localagentic import AgenticLocal
+from infersweep.rowjobs.localeval import PROVENANCE_FILE, EvalSim, provenance_doc
+from infersweep.rowjobs.localrun import STATUS_FILE
 
 RESULT_SUBDIR = Path("logs", "fixed-seq")  # where srt-slurm keeps the step's /logs/fixed-seq
 SPEC_FILE = "local-job.json"
@@ -201,7 +201,7 @@ class LocalExecutor(Executor):
         with open(workdir / "job.log", "ab") as log:
             # its own session (cancel signals the whole group); it dies with this process
             proc = lifeline.spawn(
-                [sys.executable, "-m", "infersweep.launch.localrun", str(workdir / SPEC_FILE)],
+                [sys.executable, "-m", "infersweep.rowjobs.localrun", str(workdir / SPEC_FILE)],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=_env({}), cwd=workdir, start_new_session=True)
         job = LocalJob(proc, workdir, rendered, provenance, result_dir)

@@ -1,7 +1,7 @@
 """The process that is one local job: engines up, the recipe's benchmark step, engines down.
 
-Started by :class:`~infersweep.launch.local.LocalExecutor` as ``python -m
-infersweep.launch.localrun JOB.json`` in a session of its own, so the job is one process group
+Started by :class:`~infersweep.rowjobs.local.LocalExecutor` as ``python -m
+infersweep.rowjobs.localrun JOB.json`` in a session of its own, so the job is one process group
 (it, its simulators, the benchmark shell and the clients): cancelling the job signals that
 group. It writes its state to ``job-status.json`` (atomically) the way a scheduler keeps
 accounting, and stops every child it started on SIGTERM, SIGINT, its time limit or the death

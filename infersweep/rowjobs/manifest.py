@@ -17,8 +17,8 @@ from pathlib import Path
 from infersweep.atomic import write_atomic
 from infersweep.config.schema import validate_data, validate_doc
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.executor import JobState, Provenance
 from infersweep.recipe import topology
+from infersweep.rowjobs.executor import JobState, Provenance
 from infersweep.yamldoc import load_yaml
 
 SCHEMA = "result-manifest"

@@ -16,11 +16,11 @@ from pathlib import Path
 
 from infersweep.bench.seeds import RUN_ID_ENV, run_tag
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch.fleet import Fleet
-from infersweep.launch.jobtag import JobTag
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.recipe import agenticwork, render, rowfit, rowrules, template, topology, workload
 from infersweep.recipe.render import Rendered
+from infersweep.rowjobs.fleet import Fleet
+from infersweep.rowjobs.jobtag import JobTag
 from infersweep.yamldoc import load_yaml
 
 

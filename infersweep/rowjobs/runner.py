@@ -1,5 +1,8 @@
 """Run matrix rows one after another on an executor and collect a manifest for each.
 
+The core of ``infersweep sweep run`` (every row of a selection) and ``infersweep launch`` (one
+row in a CI job).
+
 Every row is rendered (and scaled down) before anything starts, so a bad row stops the sweep
 before the first job. A row with a previous manifest runs only the points that manifest does
 not hold; the points it does hold are copied over and keep the attempt that produced them.
@@ -20,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infersweep.diagnostics import Diagnostic, InputError
-from infersweep.launch import manifest as manifests
-from infersweep.launch.executor import Executor, Job, JobState, Provenance
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import engine_revision
 from infersweep.pins.lock import LOCK_PATH, load_lock
 from infersweep.progress import StatusLines
 from infersweep.recipe.render import Rendered, render_row
-from infersweep.sweep.scale import scale
+from infersweep.rowjobs import manifest as manifests
+from infersweep.rowjobs.executor import Executor, Job, JobState, Provenance
+from infersweep.rowjobs.scale import scale
 
 EVAL_DIR = "eval"  # a row's eval output, beside its point results
 NOT_RUN_RESULTS = Path("logs", "fixed-seq")  # result dir named by a manifest of a row not run
@@ -102,7 +105,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "row"
 
 
-class Sweep:
+class RowRunner:
     def __init__(self, pairs: list[tuple[str, dict]], *, repo: Path, executor: Executor,
                  out_dir: Path, scale_down: float = 1.0, previous=(), timeout: float | None = None,
                  display: StatusLines | None = None, label: str = "sweep"):

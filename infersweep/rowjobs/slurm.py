@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.slurm_state import (
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.slurm_state import (
     ACCOUNTING_DISABLED,
     INVALID_JOB_ID,
     SACCT_FIELDS,

@@ -21,10 +21,10 @@ from pathlib import Path
 import yaml
 
 from infersweep.atomic import write_atomic
-from infersweep.launch import manifest as manifests
-from infersweep.launch.apply import Submission, SubmitError, apply
-from infersweep.launch.checkout import Checkout
-from infersweep.launch.executor import (
+from infersweep.rowjobs import manifest as manifests
+from infersweep.rowjobs.apply import Submission, SubmitError, apply
+from infersweep.rowjobs.checkout import Checkout
+from infersweep.rowjobs.executor import (
     Executor,
     Job,
     JobState,
@@ -32,11 +32,11 @@ from infersweep.launch.executor import (
     RenderOptions,
     normalise_state,
 )
-from infersweep.launch.fleet import Fleet
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.recipes import check_fits, tag_recipe
-from infersweep.launch.slurm import SlurmError, SlurmWatcher, run_command, tagged_jobs
-from infersweep.launch.slurm_state import JobStatus
+from infersweep.rowjobs.fleet import Fleet
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.recipes import check_fits, tag_recipe
+from infersweep.rowjobs.slurm import SlurmError, SlurmWatcher, run_command, tagged_jobs
+from infersweep.rowjobs.slurm_state import JobStatus
 
 RESULT_DIR = "/logs/fixed-seq"  # inside the job; srtctl keeps /logs as <output_dir>/logs
 RESULT_SUBDIR = Path("logs", "fixed-seq")
@@ -182,7 +182,7 @@ class SrtSlurmJob(Job):
 
 
 class SrtSlurmExecutor(Executor):
-    """Submits through the srtctl of a ready cache entry (:mod:`infersweep.launch.checkout`)."""
+    """Submits through the srtctl of a ready cache entry (:mod:`infersweep.rowjobs.checkout`)."""
 
     name = "srt-slurm"
 

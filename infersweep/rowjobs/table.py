@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-from infersweep.launch import manifest as manifests
+from infersweep.rowjobs import manifest as manifests
 
 HEADERS = ["config key", "recipe", "conc", "ISL/OSL", "tput/GPU (tok/s)",
            "interactivity (tok/s/user)", "TTFT p50 (ms)", "TTFT p99 (ms)",

@@ -22,51 +22,37 @@ from infersweep.matrix.generate import generate_keyed
 from infersweep.store.commands import db_option
 
 EXECUTORS = ("local", "srt-slurm")
-DEFAULT_OUTPUT = Path("results")
 
 
 def _executor(name: str, evals, agentic=None):
-    from infersweep.launch.local import LocalExecutor
+    from infersweep.rowjobs.local import LocalExecutor
 
     return {"local": LocalExecutor}[name](evals=evals, agentic=agentic)
 
 
-def _output_dir(output: Path | None, run_hint: str) -> Path:
-    if output is None:
-        return DEFAULT_OUTPUT / run_hint
-    if output.exists() and not output.is_dir():
-        raise InputError(Diagnostic(str(output), 0, 0, "--output is a file, not a folder",
-                                    "name a new or empty folder", "sweep-output"))
-    if output.is_dir() and any(output.iterdir()):
-        raise InputError(Diagnostic(str(output), 0, 0, "--output already holds files",
-                                    "name a new or empty folder; to re-run missing points pass "
-                                    f"--previous-manifest {output}", "sweep-output"))
-    return output
-
-
 def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display):
-    """The launcher's sweep (fleet fit, template, pinned checkout) over every row."""
+    """The fleet's runner (fleet fit, template, pinned checkout) over every row."""
     import os
 
-    from infersweep.launch import launcher
+    from infersweep.rowjobs import fleetrows
+    from infersweep.rowjobs.runner import run_context
 
     repo = Path(repo).resolve()
     environ = dict(os.environ)
-    from infersweep.sweep.run import run_context
-
-    tag = launcher.tag_from_env(environ, run_context([]))  # until the rows are matched
-    prep = launcher.prepare(repo=repo, fleet_name=fleet, fleets=repo / "configs" / "fleets.yaml",
-                            lock_path=repo / "configs" / "runtimes.yaml", environ=environ,
-                            tag=tag, scale_down=scale_down, say=display.line)
+    tag = fleetrows.tag_from_env(environ, run_context([]))  # until the rows are matched
+    prep = fleetrows.prepare(repo=repo, fleet_name=fleet,
+                             fleets=repo / "configs" / "fleets.yaml",
+                             lock_path=repo / "configs" / "runtimes.yaml", environ=environ,
+                             tag=tag, scale_down=scale_down, say=display.line)
     template = repo / prep.fleet.template if prep.fleet.template else None
-    runner = launcher.LaunchSweep(pairs, repo=repo, executor=prep.executor, out_dir=out,
-                                  scale_down=scale_down, previous=prior, timeout=timeout,
-                                  display=display, fleet=prep.fleet, template=template)
+    runner = fleetrows.FleetRowRunner(pairs, repo=repo, executor=prep.executor, out_dir=out,
+                                      scale_down=scale_down, previous=prior, timeout=timeout,
+                                      display=display, fleet=prep.fleet, template=template)
     runner.label = "sweep"
     runner.srt_slurm_commit = prep.commit
-    launcher.retag(prep, runner, environ)
+    fleetrows.retag(prep, runner, environ)
     if prep.needs_checkout and any(p.run for p in runner.plans):
-        launcher.ready_checkout(prep, repo, say=display.line)
+        fleetrows.ready_checkout(prep, repo, say=display.line)
     return runner
 
 
@@ -137,9 +123,10 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     from infersweep.progress import StatusLines
     from infersweep.recipe.grouping import grouped_pairs
     from infersweep.results import check as checking
+    from infersweep.rowjobs.output import output_dir
+    from infersweep.rowjobs.runner import RowRunner, load_previous
+    from infersweep.rowjobs.table import report
     from infersweep.sweep.gate import judge
-    from infersweep.sweep.run import Sweep, load_previous
-    from infersweep.sweep.table import report
 
     if stage:
         from infersweep.report.output import check_out
@@ -156,12 +143,12 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
                                     "test-config --format table`", "sweep-select"))
     prior = load_previous(previous)
     hint = time.strftime("sweep-%Y%m%dT%H%M%SZ", time.gmtime())
-    out = _output_dir(output, hint)
+    out = output_dir(output, hint)
     display = StatusLines()
     if executor == "srt-slurm":
         runner = _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, display)
     else:
-        from infersweep.launch.localeval import EvalSim
+        from infersweep.rowjobs.localeval import EvalSim
 
         for name in ("test.jsonl", "train.jsonl") if eval_data is not None else ():
             if not (eval_data / name).is_file():
@@ -175,13 +162,13 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
                         scale_down=scale_down)
         agentic = None
         if any(r.get("scenario-type") == "agentic-coding" for _, r in pairs):
-            from infersweep.launch.localagentic import AgenticLocal
+            from infersweep.rowjobs.localagentic import AgenticLocal
 
             agentic = AgenticLocal(out / "_agentic", traces=traces)
             agentic.env()  # client, traces and tokenizer ready (or refused) before any job
-        runner = Sweep(pairs, repo=repo, executor=_executor(executor, evals, agentic),
-                       out_dir=out,
-                       scale_down=scale_down, previous=prior, timeout=timeout, display=display)
+        runner = RowRunner(pairs, repo=repo, executor=_executor(executor, evals, agentic),
+                           out_dir=out, scale_down=scale_down, previous=prior, timeout=timeout,
+                           display=display)
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
                  f"{executor}, scale-down {scale_down:g}, output {out}")

@@ -10,11 +10,11 @@ import time
 import pytest
 
 from infersweep.config.catalog import load_catalog
-from infersweep.launch.executor import JobState, Provenance
-from infersweep.launch.local import LocalExecutor
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
-from infersweep.sweep.scale import scale
+from infersweep.rowjobs.executor import JobState, Provenance
+from infersweep.rowjobs.local import LocalExecutor
+from infersweep.rowjobs.scale import scale
 from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.integration.test_sweep_run import owned_processes
 

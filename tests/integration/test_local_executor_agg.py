@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.launch.executor import JobState, Provenance
-from infersweep.launch.local import SPEC_FILE, LocalExecutor
 from infersweep.recipe import workload
 from infersweep.recipe.rendered import Rendered
+from infersweep.rowjobs.executor import JobState, Provenance
+from infersweep.rowjobs.local import SPEC_FILE, LocalExecutor
 from tests.integration.test_sweep_run import owned_processes
 
 pytestmark = pytest.mark.integration

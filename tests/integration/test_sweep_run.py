@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.launch import manifest as manifests
+from infersweep.rowjobs import manifest as manifests
 from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS
 from tests.livecatalog import frozen_checkout
 

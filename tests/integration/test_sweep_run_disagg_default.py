@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from infersweep.launch import manifest as manifests
+from infersweep.rowjobs import manifest as manifests
 from tests.conftest import FROZEN_RUNNERS
 from tests.livecatalog import frozen_checkout
 

@@ -16,10 +16,10 @@ from infersweep.changelog import buckets, launchable, shards
 from infersweep.changelog.process import normalise
 from infersweep.config.catalog import load_catalog
 from infersweep.launch.deadline import JOB_ALLOWANCE_S, launch_deadline_s
-from infersweep.launch.fleet import load_fleets
 from infersweep.matrix.generate import Selection, keyed_rows
 from infersweep.recipe.render import render_row
 from infersweep.results.commands import _matrix_rows
+from infersweep.rowjobs.fleet import load_fleets
 from tests import livecatalog
 from tests.conftest import REPO
 

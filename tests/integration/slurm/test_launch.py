@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.launch import checkout as checkouts
-from infersweep.launch.fleet import get_fleet
+from infersweep.rowjobs import checkout as checkouts
+from infersweep.rowjobs.fleet import get_fleet
 from tests.integration.slurm import launch_setup as ls
 from tests.integration.slurm.conftest import wait_until
 from tests.integration.slurm.srtctl_setup import write_recipe

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from infersweep.launch.localagentic import AgenticLocal
+from infersweep.rowjobs.localagentic import AgenticLocal
 from tests.agenticclient import client_venv
 from tests.integration.slurm import launch_setup as ls
 from tests.integration.slurm.test_launch import kit, manifest_of  # noqa: F401 (fixture)

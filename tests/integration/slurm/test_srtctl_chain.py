@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.slurm import SlurmWatcher
-from infersweep.launch.slurm_state import State
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.slurm import SlurmWatcher
+from infersweep.rowjobs.slurm_state import State
 from tests.integration.slurm.conftest import wait_until
 from tests.integration.slurm.srtctl_setup import agg_vllm_recipe, bench_command, write_recipe
 

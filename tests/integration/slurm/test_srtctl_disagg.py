@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from infersweep.launch.slurm import SlurmWatcher
-from infersweep.launch.slurm_state import State
+from infersweep.rowjobs.slurm import SlurmWatcher
+from infersweep.rowjobs.slurm_state import State
 from tests.integration.slurm.srtctl_setup import bench_command, disagg_sglang_recipe, write_recipe
 
 pytestmark = pytest.mark.integration

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.slurm import DeadlineExceeded, SlurmWatcher, run_command, tagged_jobs
-from infersweep.launch.slurm_state import State
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.slurm import DeadlineExceeded, SlurmWatcher, run_command, tagged_jobs
+from infersweep.rowjobs.slurm_state import State
 from tests.integration.slurm.conftest import wait_until
 
 pytestmark = pytest.mark.integration

@@ -12,9 +12,9 @@ from infersweep.agentic import replaycmd
 from infersweep.agentic.client import STAMP, locate
 from infersweep.agentic.replay import scaled_settings
 from infersweep.diagnostics import InputError
-from infersweep.launch.engineplan import NATIVE_CONTEXT, engine_plan
 from infersweep.recipe import agenticwork
 from infersweep.recipe.render import render_row
+from infersweep.rowjobs.engineplan import NATIVE_CONTEXT, engine_plan
 
 ROW = {"image": "lmsysorg/sglang:v0.5.9-rocm700-mi35x", "model": "deepseek-ai/DeepSeek-V4-Pro",
        "model-prefix": "dsv4", "precision": "fp4", "framework": "sglang",

@@ -13,12 +13,12 @@ import pytest
 from infersweep.bench import dataset, seeds
 from infersweep.bench.runner import BenchArgs, resolve_seed
 from infersweep.config.catalog import load_catalog
-from infersweep.launch import local
-from infersweep.launch.executor import Provenance
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.recipes import tag_recipe
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
+from infersweep.rowjobs import local
+from infersweep.rowjobs.executor import Provenance
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.recipes import tag_recipe
 from tests.conftest import REPO
 
 POINT = BenchArgs(model="m", random_input_len=64, random_output_len=16, num_prompts=40,

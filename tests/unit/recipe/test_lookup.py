@@ -147,9 +147,9 @@ def test_a_folder_without_recipes_is_not_a_checkout(tmp_path):
 
 
 def test_a_launch_renders_a_recipe_of_the_pinned_checkout(dsv4_rows, tmp_path):
-    from infersweep.launch.launcher import recipe_in_checkout
-    from infersweep.launch.recipes import render_for_launch
     from infersweep.recipe.rendered import SRT_SLURM
+    from infersweep.rowjobs.fleetrows import recipe_in_checkout
+    from infersweep.rowjobs.recipes import render_for_launch
     checkout = srtcheckout.make(tmp_path / "srt-slurm")
     theirs = srtcheckout.row(dsv4_rows[0], "recipes/qwen/plain.yaml")
     assert recipe_in_checkout(theirs, REPO, None)

@@ -10,9 +10,9 @@ import pytest
 
 from infersweep.config.catalog import load_catalog
 from infersweep.diagnostics import InputError
-from infersweep.launch.engineplan import ENGINE_SPEED, engine_plan
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
+from infersweep.rowjobs.engineplan import ENGINE_SPEED, engine_plan
 from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.unit.recipe.conftest import KEY
 

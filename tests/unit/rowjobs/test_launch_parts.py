@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from infersweep.diagnostics import InputError
-from infersweep.launch import apply, checkout
-from infersweep.launch.fleet import fleet_name, get_fleet, load_fleets
+from infersweep.rowjobs import apply, checkout
+from infersweep.rowjobs.fleet import fleet_name, get_fleet, load_fleets
 
 REPO = Path(__file__).resolve().parents[3]
 SUBMITTED = json.dumps({"status": "submitted", "slurm_job_id": "476798", "job_name": "x",

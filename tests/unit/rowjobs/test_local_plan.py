@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from infersweep.config.catalog import load_catalog
-from infersweep.launch.executor import JobState, normalise_state
-from infersweep.launch.local import LocalExecutor, _env, engine_plan, time_limit_seconds
 from infersweep.matrix.generate import Selection, generate_keyed
 from infersweep.recipe.render import render_row
+from infersweep.rowjobs.executor import JobState, normalise_state
+from infersweep.rowjobs.local import LocalExecutor, _env, engine_plan, time_limit_seconds
 from tests.conftest import FROZEN_MASTER, FROZEN_RUNNERS, REPO
 from tests.unit.recipe.conftest import KEY
 

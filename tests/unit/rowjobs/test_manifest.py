@@ -8,9 +8,9 @@ import json
 import pytest
 
 from infersweep.diagnostics import InputError
-from infersweep.launch import manifest as manifests
-from infersweep.launch.executor import JobState, Provenance
 from infersweep.recipe.workload import Point
+from infersweep.rowjobs import manifest as manifests
+from infersweep.rowjobs.executor import JobState, Provenance
 
 NAME = "mi355x-atom-dsv4-disagg-1p1d-tp8-8k1k"
 RECIPE = {"name": NAME, "resources": {"gpus_per_node": 8, "prefill_nodes": 1, "decode_nodes": 1,

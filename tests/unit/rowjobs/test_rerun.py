@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from infersweep.launch import manifest as manifests
-from infersweep.launch.local import LocalExecutor
 from infersweep.progress import StatusLines
-from infersweep.sweep.run import Sweep, load_previous, run_context
+from infersweep.rowjobs import manifest as manifests
+from infersweep.rowjobs.local import LocalExecutor
+from infersweep.rowjobs.runner import RowRunner, load_previous, run_context
 from tests.conftest import REPO
 from tests.unit.recipe.conftest import KEY
 
@@ -35,7 +35,7 @@ def pairs(dsv4_rows):
 
 
 def _sweep(pairs, out, previous=(), display=None):
-    return Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=out, scale_down=10,
+    return RowRunner(pairs, repo=REPO, executor=LocalExecutor(), out_dir=out, scale_down=10,
                  previous=previous, display=display or StatusLines(Lines()))
 
 
@@ -84,7 +84,7 @@ def test_every_point_present_runs_nothing_and_carries_all(tmp_path, pairs):
 def test_a_previous_manifest_matching_no_row_is_reported(tmp_path, pairs):
     path, prev = _previous_attempt(tmp_path, pairs, {4: 4})
     out = Lines()
-    again = Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
+    again = RowRunner(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
                   scale_down=5, previous=load_previous([path]), display=StatusLines(out))
     assert all(p.run == p.expected for p in again.plans)
     assert "matches no selected row" in out.text and "scale-down 10" in out.text
@@ -95,7 +95,7 @@ def test_an_ignored_previous_manifest_lends_nothing(tmp_path, pairs, monkeypatch
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     monkeypatch.delenv("GITHUB_RUN_ATTEMPT", raising=False)
     path, prev = _previous_attempt(tmp_path, pairs, {4: 4})
-    again = Sweep(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
+    again = RowRunner(pairs, repo=REPO, executor=LocalExecutor(), out_dir=tmp_path / "a2",
                   scale_down=5, previous=load_previous([path]), display=StatusLines(Lines()))
     assert again.run_id != prev["provenance"]["run-id"] and again.run_id.startswith("local-")
     assert again.attempt == 1

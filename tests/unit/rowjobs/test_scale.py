@@ -7,7 +7,7 @@ import pytest
 
 from infersweep.recipe import command
 from infersweep.recipe.render import render_row
-from infersweep.sweep.scale import scale
+from infersweep.rowjobs.scale import scale
 from tests.conftest import REPO
 
 

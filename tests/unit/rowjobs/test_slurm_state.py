@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from infersweep.launch.jobtag import JobTag
-from infersweep.launch.slurm_state import State, normalise, parse_sacct, parse_scontrol
+from infersweep.rowjobs.jobtag import JobTag
+from infersweep.rowjobs.slurm_state import State, normalise, parse_sacct, parse_scontrol
 
 # Recorded from `sacct -X --noheader --parsable2 -o JobIDRaw,State,ExitCode,Reason -j ...`
 SACCT = """\

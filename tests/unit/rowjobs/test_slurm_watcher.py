@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from infersweep.launch.slurm import CommandResult, DeadlineExceeded, SlurmError, SlurmWatcher
-from infersweep.launch.slurm_state import State
+from infersweep.rowjobs.slurm import CommandResult, DeadlineExceeded, SlurmError, SlurmWatcher
+from infersweep.rowjobs.slurm_state import State
 
 DISABLED = "sacct: error: Slurm accounting storage is disabled\n"
 

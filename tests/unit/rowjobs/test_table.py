@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from infersweep.launch.executor import JobState, Provenance
-from infersweep.launch.manifest import collect
 from infersweep.recipe.workload import Point
-from infersweep.sweep.table import HEADERS, counts, markdown, point_row, text_table
+from infersweep.rowjobs.executor import JobState, Provenance
+from infersweep.rowjobs.manifest import collect
+from infersweep.rowjobs.table import HEADERS, counts, markdown, point_row, text_table
 
 NAME = "t-1p1d"
 RECIPE = {"name": NAME, "resources": {"gpus_per_node": 8, "prefill_nodes": 1, "decode_nodes": 1,
