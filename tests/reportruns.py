@@ -63,3 +63,26 @@ def write_run(root: Path, run_id: str, *, seed: int = 0, concs_one=(4, 8, 16, 32
     if changelog is not None:
         (root / "changelog_metadata.json").write_text(json.dumps(changelog))
     return root
+
+
+FP8_KEY = "dsv4-fp8-mi355x-atom-disagg"
+
+
+def runs_with_evals(root: Path, run_ids=("501", "502")) -> list:
+    """Staged runs of the seed config and an fp8 variant of it (its own frontier group), a
+    day apart, each with an eval of both configs: the newest run's seed-config eval fails
+    the dsv4 threshold (0.80 < 0.91), its fp8 eval passes with no recorded standard error."""
+    import dataclasses
+
+    from infersweep.report import fromrun
+
+    runs = []
+    for i, (rid, score) in enumerate(zip(run_ids, (0.95, 0.80), strict=True)):
+        run = fromrun.load(write_run(root / rid, rid, seed=i, evals=(score,)))
+        fp8 = [{**p, "config_key": FP8_KEY, "precision": "fp8",
+                "tput_per_gpu": p["tput_per_gpu"] * 0.8} for p in run.points]
+        ev = [{**e, "config-key": FP8_KEY, "em-strict": 0.95, "em-strict-stderr": None,
+               "em-flexible": 0.96} for e in run.evals]
+        runs.append(dataclasses.replace(run, points=run.points + fp8, evals=run.evals + ev,
+                                        created_at=f"2026-12-0{i + 1}T00:00:00Z"))
+    return runs

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,30 @@ def _json(obj) -> bytes:
                         | orjson.OPT_NON_STR_KEYS, default=str) + b"\n"
 
 
+def _git_describe_quietly() -> str | None:
+    """lm-eval's record of the working folder's commit, asked without git's stderr."""
+    try:
+        out = subprocess.run(["git", "describe", "--always"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.decode().strip() or None
+
+
+@contextlib.contextmanager
+def _quiet_git_hash(evaluator):
+    """lm-eval records ``git describe`` of the working folder with git's stderr left on ours,
+    so outside a repository (every job's folder) each eval printed git's "fatal: not a git
+    repository" into the benchmark log. Same question, asked quietly, for this call only."""
+    original = evaluator.get_git_commit_hash
+    evaluator.get_git_commit_hash = _git_describe_quietly
+    try:
+        yield
+    finally:
+        evaluator.get_git_commit_hash = original
+
+
 def run(opts: EvalOptions) -> dict:
     out = opts.out_dir
     for name in (EVAL_FILE, SAMPLES_FILE, LMEVAL_FILE):
@@ -70,6 +95,7 @@ def run(opts: EvalOptions) -> dict:
     if local:
         task.offline_env()
     import lm_eval  # the eval extra; imported late so `infersweep --help` stays light
+    from lm_eval import evaluator
     from lm_eval.tasks import TaskManager
 
     from infersweep.evals.model import TransportLM
@@ -84,7 +110,8 @@ def run(opts: EvalOptions) -> dict:
     lm = TransportLM(client)
     t0 = time.monotonic()
     logging.getLogger("lm-eval").setLevel(logging.ERROR)
-    with contextlib.redirect_stdout(io.StringIO()):  # lm-eval prints its table to stdout
+    # lm-eval prints its table to stdout
+    with contextlib.redirect_stdout(io.StringIO()), _quiet_git_hash(evaluator):
         # the task object itself, so that the split it evaluated can be digested afterwards
         task_obj = manager.load([task_name])["tasks"][task_name]
         results = lm_eval.simple_evaluate(

@@ -17,6 +17,8 @@ PLOTLY_JS = "plotly.min.js"
 AGENTIC_PAGE = "agentic.html"
 EXPLORER_PAGE = "explorer.html"
 EXPLORER_SCRIPTS = ("explorer-core.js", "explorer.js")  # copied from templates/
+TRENDS_PAGE = "trends.html"  # trends, calculator and evals, over the explorer's data
+TRENDS_SCRIPTS = ("trends-core.js", "trends.js")
 CSS = "report.css"
 
 
@@ -85,7 +87,7 @@ def _environment():
                              trim_blocks=True, lstrip_blocks=True)
     env.globals.update(num=_num, ms=_ms, pct=_pct, run_page=run_page_path,
                        config_page=config_page_path, agentic_page=AGENTIC_PAGE,
-                       explorer_page=EXPLORER_PAGE)
+                       explorer_page=EXPLORER_PAGE, trends_page=TRENDS_PAGE)
     return env
 
 
@@ -160,6 +162,21 @@ class _Writer:
                   n_points=len(data["points"]["series"]), n_runs=len(runs),
                   costs_file=costs.path if costs else None)
 
+    def trends(self, site: views.SiteView, judged: bool) -> None:
+        """The trends, calculator and evals page: the explorer's data (written by
+        :meth:`explorer` first), the evals' data, its scripts."""
+        from importlib.resources import files
+
+        from infersweep.report import evalsdata
+
+        data = evalsdata.arrange(site, judged=judged)
+        (self.root / evalsdata.FILE).write_text(evalsdata.script(data), encoding="utf-8")
+        for name in TRENDS_SCRIPTS:
+            (self.root / name).write_bytes(
+                files("infersweep.report").joinpath("templates", name).read_bytes())
+        self.page(TRENDS_PAGE, "trends.html", charts=True, data_file=explorerdata.FILE,
+                  evals_file=evalsdata.FILE, thresholds=judged)
+
     def page(self, rel: str, template: str, **context) -> None:
         root = "../" * rel.count("/")
         text = self.env.get_template(template).render(title=self.title, root=root, **context)
@@ -193,6 +210,7 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
         if agentic:
             w.agentic(agentic)
         w.explorer(site.runs, costs)
+        w.trends(site, judged=thresholds is not None)
         for key, view in site.configs.items():
             rel = config_page_path(key)
             pairs = [(site.index_of(r), r, p) for r, p in view.points]

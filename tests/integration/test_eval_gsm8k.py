@@ -31,16 +31,18 @@ def gsm8k(tmp_path_factory) -> tuple[Path, Path]:
     return dataset.write(tmp_path_factory.mktemp("gsm8k"), n_test=LIMIT, n_train=50)
 
 
-def infersweep(*args, timeout: float = 300) -> subprocess.CompletedProcess:
+def infersweep(*args, timeout: float = 300, cwd: Path | None = None
+               ) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "infersweep", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
-def eval_gsm8k(url: str, out: Path, data, *extra) -> subprocess.CompletedProcess:
+def eval_gsm8k(url: str, out: Path, data, *extra, cwd: Path | None = None
+               ) -> subprocess.CompletedProcess:
     test, train = data
     return infersweep("eval", "gsm8k", "--base-url", url, "--model", "m", "--output-dir", out,
                       "--test-file", test, "--train-file", train, "--limit", LIMIT,
-                      "--concurrency", 32, "--no-progress", *extra)
+                      "--concurrency", 32, "--no-progress", *extra, cwd=cwd)
 
 
 def no_traceback(p: subprocess.CompletedProcess) -> None:
@@ -72,10 +74,12 @@ def test_check_passes_at_96_and_fails_at_85_for_dsv4(sim, gsm8k, tmp_path, seed_
                                                       api, expected):
     server = sim("--eval-answer-key", gsm8k[0], "--eval-accuracy", str(accuracy), *FAST)
     out = tmp_path / "ev"
+    # run where a job runs, outside any repository: lm-eval's own `git describe` stays quiet
     p = eval_gsm8k(server.url, out, gsm8k, "--api", api, "--row", seed_row, "--manifest",
-                   manifest(tmp_path, 1))
+                   manifest(tmp_path, 1), cwd=tmp_path)
     no_traceback(p)
     assert p.returncode == 0, p.stderr[-3000:]
+    assert "not a git repository" not in p.stderr, p.stderr[-3000:]
     summary = json.loads((out / "eval.json").read_text())
     assert summary["api"] == api and summary["n-samples"] == LIMIT
     assert summary["max-completion-tokens"] == 5376 and summary["num-fewshot"] == 5

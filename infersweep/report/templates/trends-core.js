@@ -231,8 +231,9 @@
       Array.from(new Set(e.frontier.map((f) => X.runKey(runs, f.p.s.run)))).sort().join(" ")])));
   }
 
-  const EVAL_HEAD = ["config", "task", "n", "em_strict", "em_strict_se", "em_flexible",
-    "em_flexible_se", "se_from", "threshold", "threshold_source", "result"];
+  const EVAL_HEAD = ["config", "task", "n", "em_strict", "em_strict_se", "em_strict_se_from",
+    "em_flexible", "em_flexible_se", "em_flexible_se_from", "threshold", "threshold_source",
+    "result"];
 
   function evalResult(e) {
     return e.passed === true ? "pass" : e.passed === false ? "fail" : "not judged";
@@ -243,8 +244,8 @@
     const head = EVAL_HEAD.concat(IDENTITY, ["run_id", "attempt", "run_date", "fingerprint",
       "image", "job", "source"]);
     return csvLines(head, rows.map((e) => [e.config, e.task, e.n, e.strict.value, e.strict.se,
-      e.flexible.value, e.flexible.se, e.strict.se_from, e.threshold, e.threshold_source,
-      evalResult(e)].concat(IDENTITY.map((k) => e.attrs[k]), [runs.id[e.run], runs.attempt[e.run],
+      e.strict.se_from, e.flexible.value, e.flexible.se, e.flexible.se_from, e.threshold,
+      e.threshold_source, evalResult(e)].concat(IDENTITY.map((k) => e.attrs[k]), [runs.id[e.run], runs.attempt[e.run],
       runs.date[e.run], e.fingerprint, e.image, e.job, e.source])));
   }
 

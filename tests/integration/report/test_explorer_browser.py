@@ -5,67 +5,23 @@ view (written to docs/img/explorer.png when INFERSWEEP_TEST_DOCS_SCREENSHOTS=1).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import dataclasses
 import os
-import shutil
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from infersweep.report import build, costs, fromrun
 from tests import browser, reportruns
+from tests.webdriver import WINDOW
+from tests.webdriver import chromium_driver as _driver
+from tests.webdriver import wait_for as _wait
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[3]
 DOCS_IMAGE = REPO / "docs" / "img" / "explorer.png"
-WINDOW = (1280, 800)
-
-
-@contextlib.contextmanager
-def _driver(downloads: Path):
-    chromium = browser.chromium()
-    driver_path = shutil.which("chromedriver")
-    if driver_path is None:
-        if os.environ.get(browser.REQUIRE_ENV, "") not in ("", "0"):
-            pytest.fail("no chromedriver (Debian's chromium-driver)")
-        pytest.skip("no chromedriver (Debian's chromium-driver)")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-extensions",
-                 f"--window-size={WINDOW[0]},{WINDOW[1]}"):
-        opts.add_argument(flag)
-    with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
-        opts.add_argument(f"--user-data-dir={profile}")
-        opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                               "download.prompt_for_download": False})
-        driver = webdriver.Chrome(options=opts, service=Service(executable_path=driver_path))
-        try:
-            driver.set_page_load_timeout(30)
-            # the viewport itself at WINDOW (--window-size counts the window's frame)
-            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-                "width": WINDOW[0], "height": WINDOW[1], "deviceScaleFactor": 1,
-                "mobile": False})
-            yield driver
-        finally:
-            driver.quit()
-
-
-def _wait(what, timeout: float = 15.0):
-    end = time.monotonic() + timeout
-    while True:
-        value = what()
-        if value or time.monotonic() > end:
-            return value
-        time.sleep(0.05)
 
 
 def _drawn(driver) -> int | None:
