@@ -225,7 +225,8 @@ def _same(a, b) -> bool:
         return False
 
 
-def _show(value) -> str:
+def show(value) -> str:
+    """A value as the text report writes it."""
     if value is ABSENT:
         return "(unset)"
     return '""' if value == "" else str(value)
@@ -244,6 +245,6 @@ def text_report(diffs: list[Difference], a_name: str, b_name: str) -> str:
             text = d.key[len("statement: "):]
             lines.append(f"  {'-' if d.a is not ABSENT else '+'} {text}")
         else:
-            lines.append(f"  {d.key}: {_show(d.a)} -> {_show(d.b)}")
+            lines.append(f"  {d.key}: {show(d.a)} -> {show(d.b)}")
     lines.append(f"{len(diffs)} difference{'s' if len(diffs) != 1 else ''}")
     return "\n".join(lines) + "\n"

@@ -7,16 +7,29 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from infersweep.report import agenticcharts, agenticview, explorerdata, output, pareto, views
+from infersweep.report import (
+    agenticcharts,
+    agenticview,
+    comparedata,
+    explorerdata,
+    output,
+    pareto,
+    views,
+)
 from infersweep.report import charts as chartmod
 from infersweep.report.costs import GpuCosts
 from infersweep.store.model import StagedRun
 
 DEFAULT_TITLE = "infersweep results"
 PLOTLY_JS = "plotly.min.js"
+# the explorer's first chart: plotly.js's basic bundle (SVG traces), a quarter of the load
+# time of PLOTLY_JS, which it loads only for a view with too many points for SVG (vendor/)
+PLOTLY_BASIC_JS = "plotly-basic.min.js"
 AGENTIC_PAGE = "agentic.html"
 EXPLORER_PAGE = "explorer.html"
 EXPLORER_SCRIPTS = ("explorer-core.js", "explorer.js")  # copied from templates/
+COMPARE_PAGE = "compare.html"  # two runs compared, over the explorer's data
+COMPARE_SCRIPTS = ("compare-core.js", "compare.js")
 TRENDS_PAGE = "trends.html"  # trends, calculator and evals, over the explorer's data
 TRENDS_SCRIPTS = ("trends-core.js", "trends.js")
 CSS = "report.css"
@@ -88,30 +101,13 @@ def _environment():
     env.globals.update(num=_num, ms=_ms, pct=_pct, run_page=run_page_path,
                        config_page=config_page_path, agentic_page=AGENTIC_PAGE,
                        explorer_page=EXPLORER_PAGE, trends_page=TRENDS_PAGE)
+    env.globals["compare_page"] = COMPARE_PAGE
     return env
 
 
 def _provenance(points: list[dict]) -> dict[str, list[str]]:
     return {k: sorted({str(p[k]) for p in points if p.get(k) is not None})
             for k in ("image", "srt_slurm_commit", "engine_revision", "job_id")}
-
-
-def _changelog_entries(meta: dict | None) -> list[dict]:
-    entries = (meta or {}).get("entries") or []
-    out = []
-    for e in entries if isinstance(entries, list) else []:
-        if not isinstance(e, dict):
-            continue
-        desc = e.get("description")
-        desc = [str(d) for d in desc] if isinstance(desc, list) else (
-            [] if desc is None else [str(desc)])
-        keys = e.get("config-keys")
-        keys = [str(k) for k in keys] if isinstance(keys, list) else []
-        other = [(str(k), str(v)) for k, v in sorted(e.items(), key=lambda kv: str(kv[0]))
-                 if k not in ("config-keys", "description", "pr-link")]
-        out.append({"config_keys": keys, "description": desc, "pr_link": e.get("pr-link"),
-                    "other": other})
-    return out
 
 
 class _Writer:
@@ -158,7 +154,10 @@ class _Writer:
         for name in EXPLORER_SCRIPTS:
             (self.root / name).write_bytes(
                 files("infersweep.report").joinpath("templates", name).read_bytes())
-        self.page(EXPLORER_PAGE, "explorer.html", charts=True, data_file=explorerdata.FILE,
+        (self.root / PLOTLY_BASIC_JS).write_bytes(
+            files("infersweep.report").joinpath("vendor", PLOTLY_BASIC_JS).read_bytes())
+        self.page(EXPLORER_PAGE, "explorer.html", charts=False, data_file=explorerdata.FILE,
+                  plotly_basic=PLOTLY_BASIC_JS, plotly_full=PLOTLY_JS,
                   n_points=len(data["points"]["series"]), n_runs=len(runs),
                   costs_file=costs.path if costs else None)
 
@@ -176,6 +175,19 @@ class _Writer:
                 files("infersweep.report").joinpath("templates", name).read_bytes())
         self.page(TRENDS_PAGE, "trends.html", charts=True, data_file=explorerdata.FILE,
                   evals_file=evalsdata.FILE, thresholds=judged)
+
+    def compare(self, runs: list[StagedRun]) -> None:
+        """The compare page: its data (changelogs, recipe diffs; read by this page only)
+        beside the explorer's data (written by :meth:`explorer` first), its scripts."""
+        from importlib.resources import files
+
+        data = comparedata.arrange(runs)
+        (self.root / comparedata.FILE).write_text(comparedata.script(data), encoding="utf-8")
+        for name in COMPARE_SCRIPTS:
+            (self.root / name).write_bytes(
+                files("infersweep.report").joinpath("templates", name).read_bytes())
+        self.page(COMPARE_PAGE, "compare.html", charts=False, data_file=explorerdata.FILE,
+                  compare_file=comparedata.FILE)
 
     def page(self, rel: str, template: str, **context) -> None:
         root = "../" * rel.count("/")
@@ -210,6 +222,7 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
         if agentic:
             w.agentic(agentic)
         w.explorer(site.runs, costs)
+        w.compare(site.runs)
         w.trends(site, judged=thresholds is not None)
         for key, view in site.configs.items():
             rel = config_page_path(key)
@@ -228,5 +241,5 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
             w.page(rel, "run.html", run=run, sections=sections,
                    charts=[c for s in sections for c in s["charts"]],
                    evals=site.run_evals[i], provenance=_provenance(run.points),
-                   changelog_entries=_changelog_entries(run.changelog))
+                   changelog_entries=comparedata.changelog_entries(run.changelog))
     return summary

@@ -101,8 +101,9 @@ def test_hostile_text_is_shown_as_text(tmp_path):
     for page in summary.pages:
         facts = _facts(tmp_path / "site" / page)
         assert facts.elements.get("img", 0) == 0, page
-        # explorer: plotly, data, its two; trends: plotly, both data files, three
-        scripts = {"index.html": 0, "explorer.html": 4, "trends.html": 6}
+        # explorer: plotly, data, its two; trends: plotly, both data files, three; compare:
+        # both data files, three (no plotly)
+        scripts = {"index.html": 0, "explorer.html": 4, "trends.html": 6, "compare.html": 5}
         assert facts.elements.get("script", 0) == scripts.get(page, 1 + len(facts.charts)), page
         for c in facts.charts.values():
             assert c.rendered and c.points == 7

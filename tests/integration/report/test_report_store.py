@@ -52,7 +52,7 @@ def test_the_store_report_is_the_report_of_the_run_folders(store_url, tmp_path):
     proc = _cli("report", "build", "--out", out, "--db", store_url)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines()[0] == (
-        f"6 page(s), 3 chart(s), {2 * (7 + 5)} plotted point(s) from 2 run(s): "
+        f"7 page(s), 3 chart(s), {2 * (7 + 5)} plotted point(s) from 2 run(s): "
         f"{out / 'index.html'}")
     run_page = out / "runs" / "33825304569-1.html"
     assert f"run 33825304569: {run_page}" in proc.stdout

@@ -46,7 +46,8 @@ def test_pages_and_points_per_chart(runs, tmp_path):
     old, new = runs
     s = build([new, old], tmp_path / "site", thresholds=LIMITS)
     key = reportruns.KEY
-    assert s.pages == ["index.html", "explorer.html", "trends.html", config_page_path(key),
+    assert s.pages == ["index.html", "explorer.html", "compare.html", "trends.html",
+                       config_page_path(key),
                        config_page_path("gptoss-fp4-h200-vllm"), "runs/100-1.html",
                        "runs/200-1.html"]
     assert run_page_path(new) == "runs/200-1.html"
@@ -139,7 +140,11 @@ def test_user_text_is_escaped_everywhere(runs, tmp_path):
     trends = (tmp_path / "site" / "trends.html").read_text()
     assert trends.count("<script") == 6 and "<script>alert" not in trends
     assert "<" not in (tmp_path / "site" / "evals-data.js").read_text()
-    for page in (p for p in s.pages if p not in ("explorer.html", "trends.html")):
+    compare = (tmp_path / "site" / "compare.html").read_text()
+    assert compare.count("<script") == 5 and "<script>alert" not in compare
+    assert "<" not in (tmp_path / "site" / "compare-data.js").read_text()
+    for page in (p for p in s.pages if p not in ("explorer.html", "trends.html",
+                                                 "compare.html")):
         text = (tmp_path / "site" / page).read_text()
         # only our scripts: plotly.js and one per chart (the JSON in them has < escaped)
         expected = 1 + n_charts[page] if page in n_charts else 0
@@ -164,6 +169,7 @@ def test_file_names_are_safe_and_distinct():
 
 def test_an_empty_store_gives_an_index_that_says_so(tmp_path):
     s = build([], tmp_path / "site")
-    assert s.pages == ["index.html", "explorer.html", "trends.html"] and s.charts == []
+    assert s.pages == ["index.html", "explorer.html", "compare.html", "trends.html"]
+    assert s.charts == []
     index = (tmp_path / "site" / "index.html").read_text()
     assert "0 staged runs, 0 configs." in index and "plotly.min.js" not in index

@@ -18,7 +18,7 @@ def test_build_from_run_folders_names_every_run_page(run_cli, tmp_path):
     assert code == 0, err
     site = tmp_path / "site"
     assert out.splitlines() == [
-        f"6 page(s), 3 chart(s), 28 plotted point(s) from 2 run(s): {site / 'index.html'}",
+        f"7 page(s), 3 chart(s), 28 plotted point(s) from 2 run(s): {site / 'index.html'}",
         f"run 11: {site / 'runs' / '11-1.html'}",
         f"run local-x: {site / 'runs' / 'local-x-1.html'}"]
     assert "evals are shown without a verdict" in err  # no configs/ in that folder

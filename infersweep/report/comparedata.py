@@ -1,0 +1,202 @@
+"""The compare page's data: what explains a moved number, beside the explorer's points.
+
+The page compares the explorer's points (``explorer-data.js``) of two runs; this file adds
+what only the runs' metadata can say, keyed by run (``<run id>-<attempt>``):
+
+- each run's changelog entries (its ``changelog_metadata.json``), every distinct entry once;
+- which recipe text each job of each run ran, as a number: the text of a config, recipe
+  name and recipe fingerprint that most runs share is named once (``default``), a run whose
+  text differs or that staged none is listed apart (``runs``);
+- the ``infersweep recipe diff`` of every two texts one matched point could have been run
+  with (same config, topology, ISL/OSL and scale-down), as structured lines the page renders
+  as ``recipe diff`` prints them. No recipe text itself is shipped.
+
+A local job writes its own folder into its recipe (where the client saves its results), and
+that folder differs in every run; it is written ``<job folder>`` before two texts are
+compared, so a diff shows what changed in the recipe, not where it ran.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import combinations
+
+import orjson
+
+from infersweep.diagnostics import InputError
+from infersweep.recipe import diff as differ
+from infersweep.report.views import run_order
+from infersweep.results.compare import METRICS as COMPARE_METRICS
+from infersweep.store.model import StagedRun
+
+FILE = "compare-data.js"
+GLOBAL = "INFERSWEEP_COMPARE_DATA"
+VERSION = 1
+JOB_FOLDER = "<job folder>"
+NO_TEXT = -1  # a run that staged no text for a recipe
+# the compared metrics: the explorer's point column -> `results compare`'s metric, whose
+# heading, direction and regression threshold (percent) apply where there is no noise band
+METRICS = {"tput": "tput_per_gpu", "tput_out": "output_tput_per_gpu", "intvty": "median_intvty",
+           "ttft50": "median_ttft", "ttft99": "p99_ttft"}
+
+
+def run_key(run: StagedRun) -> str:
+    """The explorer's name for a run: ``<run id>-<attempt>``."""
+    return f"{run.run_id}-{run.attempt}"
+
+
+def changelog_entries(meta: dict | None) -> list[dict]:
+    """A run's changelog entries as pages show them: config keys, description lines, PR link
+    and every other field as (name, text) pairs; anything malformed is left out."""
+    entries = (meta or {}).get("entries") or []
+    out = []
+    for e in entries if isinstance(entries, list) else []:
+        if not isinstance(e, dict):
+            continue
+        desc = e.get("description")
+        desc = [str(d) for d in desc] if isinstance(desc, list) else (
+            [] if desc is None else [str(desc)])
+        keys = e.get("config-keys")
+        keys = [str(k) for k in keys] if isinstance(keys, list) else []
+        other = [(str(k), str(v)) for k, v in sorted(e.items(), key=lambda kv: str(kv[0]))
+                 if k not in ("config-keys", "description", "pr-link")]
+        out.append({"config_keys": keys, "description": desc, "pr_link": e.get("pr-link"),
+                    "other": other})
+    return out
+
+
+def _refs(meta: dict | None) -> str:
+    if not isinstance(meta, dict):
+        return ""
+    if isinstance(meta.get("dispatch"), dict):
+        return "manual dispatch: " + json.dumps(meta["dispatch"], sort_keys=True)
+    base, head = meta.get("base_ref"), meta.get("head_ref")
+    return f"{base or '?'} → {head or '?'}" if base or head else ""
+
+
+def job_folder_free(text: str, config_key: str, recipe_name: str) -> str:
+    """``text`` with every path to the job's own folder (``…/<config key>/<recipe name>``)
+    written ``<job folder>``."""
+    folder = re.escape(f"/{config_key}/{recipe_name}")
+    return re.sub(rf"[^\s'\"=]*{folder}(?=[/\s'\"]|$)", JOB_FOLDER, text)
+
+
+class _Texts:
+    """Distinct recipe texts (after :func:`job_folder_free`) numbered as first seen."""
+
+    def __init__(self):
+        self.ids: dict[str, int] = {}
+        self.texts: list[str] = []
+
+    def id_of(self, recipe: dict) -> int:
+        text = job_folder_free(recipe["text"], recipe["config_key"], recipe["recipe_name"])
+        n = self.ids.get(text)
+        if n is None:
+            n = self.ids[text] = len(self.texts)
+            self.texts.append(text)
+        return n
+
+
+def _diff(a: str, b: str) -> list | dict:
+    """``recipe diff`` of two texts as [section, key, A, B] lines (A or B None when unset),
+    or {"error": why} when one does not parse."""
+    from infersweep.yamldoc import parse_yaml
+
+    try:
+        da, db = parse_yaml(a, "recipe A").data, parse_yaml(b, "recipe B").data
+    except InputError as exc:
+        return {"error": str(exc.diagnostics[0])}
+    if not isinstance(da, dict) or not isinstance(db, dict):
+        return {"error": "a recipe is not a YAML mapping"}
+    return [[d.section, d.key, None if d.a is differ.ABSENT else differ.show(d.a),
+             None if d.b is differ.ABSENT else differ.show(d.b)]
+            for d in differ.differences(da, db)]
+
+
+def _slot(p: dict) -> tuple | None:
+    """What a point is matched on, but its concurrency (as `results compare` matches)."""
+    if not p.get("successful", True) or p.get("isl") is None or p.get("osl") is None:
+        return None
+    return (p.get("config_key"), p.get("topology") or p.get("recipe_name"), p["isl"], p["osl"],
+            float(p.get("scale_down") or 1))
+
+
+def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict, dict]:
+    """(default, per-run exceptions, diffs); see the module docstring."""
+    texts = _Texts()
+    by_run: list[dict[tuple, int]] = []
+    counts: dict[tuple, dict[int, int]] = {}  # (config, recipe, fingerprint) -> id -> runs
+    for run in ordered:
+        mine = {}
+        for r in run.recipes:
+            n = texts.id_of(r)
+            mine[(r["config_key"], r["recipe_name"])] = n
+            k = (r["config_key"], r["recipe_name"], r.get("recipe_fingerprint") or "")
+            counts.setdefault(k, {}).setdefault(n, 0)
+            counts[k][n] += 1
+        by_run.append(mine)
+    default = {k: max(ids, key=lambda n: (ids[n], -n)) for k, ids in counts.items()}
+    exceptions: dict[str, dict[str, int]] = {}
+    slots: dict[tuple, set[int]] = {}
+    for run, mine in zip(ordered, by_run, strict=True):
+        if not mine:
+            continue  # the page knows the run staged no recipe at all
+        for p in run.points:
+            slot, name = _slot(p), (p.get("config_key"), p.get("recipe_name"))
+            if slot is None:
+                continue
+            n = mine.get(name, NO_TEXT)
+            if n != NO_TEXT:
+                slots.setdefault(slot, set()).add(n)
+            fp = p.get("recipe_fingerprint") or ""
+            if default.get((*name, fp), NO_TEXT) != n:
+                exceptions.setdefault(run_key(run), {})[f"{name[0]}\n{name[1]}"] = n
+    diffs = {}
+    for ids in slots.values():
+        for a, b in combinations(sorted(ids), 2):
+            if f"{a} {b}" not in diffs:
+                diffs[f"{a} {b}"] = _diff(texts.texts[a], texts.texts[b])
+    return ({"\n".join(k): n for k, n in sorted(default.items())}, exceptions, diffs)
+
+
+def arrange(runs: list[StagedRun]) -> dict:
+    """The data object (see the module docstring)."""
+    ordered = sorted(runs, key=run_order)
+    entries: list[dict] = []
+    seen: dict[bytes, int] = {}
+    per_run = {}
+    for run in ordered:
+        raw = (run.changelog or {}).get("entries") if isinstance(run.changelog, dict) else None
+        raw = [e for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+        ids = []
+        for e, shown in zip(raw, changelog_entries({"entries": raw}), strict=True):
+            ident = orjson.dumps(e, option=orjson.OPT_SORT_KEYS)
+            if ident not in seen:
+                seen[ident] = len(entries)
+                entries.append(shown)
+            ids.append(seen[ident])
+        per_run[run_key(run)] = {"changelog": ids, "refs": _refs(run.changelog),
+                                 "recipes": bool(run.recipes)}
+    default, exceptions, diffs = _recipes(ordered)
+    metrics = {m: {"label": COMPARE_METRICS[c][0], "higher": COMPARE_METRICS[c][1],
+                   "threshold": COMPARE_METRICS[c][2]} for m, c in METRICS.items()}
+    return {"version": VERSION, "metrics": metrics, "metric_order": list(METRICS),
+            "runs": per_run, "entries": entries,
+            "recipes": {"default": default, "runs": exceptions}, "diffs": diffs}
+
+
+def script(data: dict) -> str:
+    """``data`` as the script the page loads (``<``, ``>`` and ``&`` escaped, so no value
+    can close the script)."""
+    body = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f"window.{GLOBAL} = {body};\n"
+
+
+def load_script(text: str) -> dict:
+    """The data object back from :func:`script`'s text (for tests and tools)."""
+    prefix = f"window.{GLOBAL} = "
+    if not text.startswith(prefix):
+        raise ValueError("not a compare data file")
+    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
