@@ -109,6 +109,7 @@
   // base's recipe (the same recipe fingerprint) in every staged run but the new side's, one
   // per measurement; with at least MIN_REPEATS of them, ±2·√2·s (s their sample standard
   // deviation): two standard deviations of the difference between two runs of one recipe.
+  // Repeats that all agree give no band either.
   function noise(decoded, repeats, a, b, metric) {
     const skip = measurement(decoded, b), seen = new Set(), values = [];
     for (const p of repeats) {
@@ -122,6 +123,8 @@
     if (n < MIN_REPEATS) return { n: n, band: null, sd: null };
     const mean = values.reduce((s, v) => s + v, 0) / n;
     const sd = Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (n - 1));
+    // repeats that agree to rounding (copies, a constant) say nothing about the noise
+    if (!(sd > 1e-9 * Math.abs(mean))) return { n: n, band: null, sd: 0 };
     return { n: n, band: BAND_SIGMAS * sd, sd: sd };
   }
 

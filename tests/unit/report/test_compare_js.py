@@ -85,6 +85,9 @@ def test_the_newest_two_runs_by_default_a_regression_beyond_the_noise_band(data,
     assert slow["delta"] == pytest.approx(_tput(runs[3], 4) - _tput(runs[2], 4), rel=1e-3)
     assert slow["pct"] == pytest.approx(-100 * (1 - compareruns.SLOW) * 9000 / 9074, rel=1e-2)
     assert slow["verdict"] == "regression" and by_key[ONE_C4]["verdict"] == "regression"
+    # the output throughputs of the three repeats agree: no band from them, the threshold
+    same = by_key[ONE_C4.replace("\n4", "\n8")]["changes"]["tput_out"]
+    assert (same["basis"], same["n"], same["band"]) == ("threshold", 3, None)
     # every other point moved by one seed's step: inside the band
     for key, m in by_key.items():
         if key != ONE_C4:
