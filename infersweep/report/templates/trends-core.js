@@ -76,15 +76,10 @@
     return Object.assign({}, st, { x: X_AXIS, log: false });
   }
 
-  function matches(s, st) {
-    return X.FILTERS.every((f) => !st[f] || s[f] === st[f]);
-  }
-
   // per config group, its value at the target in every run that has it, oldest run first
   function trends(decoded, st, costs) {
     const byRun = new Map();
-    for (const p of decoded.points) {
-      if (!matches(p.s, st)) continue;
+    for (const p of X.select(decoded, Object.assign({}, st, { run: "all" }))) {
       if (!byRun.has(p.s.run)) byRun.set(p.s.run, []);
       byRun.get(p.s.run).push(p);
     }
@@ -114,14 +109,17 @@
     return { value: va.value / vb.value, why: "" };
   }
 
-  // the default target: the median interactivity of the default model and sequence's points,
-  // to two significant digits (a value most frontiers of the first view reach)
+  // the default target: the median interactivity of the explorer's default view (the newest
+  // run of each config of its model and sequence), to two significant digits, so most of
+  // its frontiers reach it; worked out once, as every fragment read and written needs it
+  const targets = new WeakMap();
   function defaultTarget(decoded, data) {
-    const d = data.defaults || {};
-    const xs = decoded.points.filter((p) => (!d.model || p.s.model === d.model) &&
-      (!d.seq || p.s.seq === d.seq) && p[X_AXIS] > 0).map((p) => p[X_AXIS]).sort((a, b) => a - b);
-    if (!xs.length) return 50;
-    return Number(xs[Math.floor(xs.length / 2)].toPrecision(2));
+    if (targets.has(decoded)) return targets.get(decoded);
+    const xs = Float64Array.from(X.select(decoded, X.defaultState(data)).filter((p) => p[X_AXIS] > 0),
+      (p) => p[X_AXIS]).sort();
+    const t = xs.length ? Number(xs[Math.floor(xs.length / 2)].toPrecision(2)) : 50;
+    targets.set(decoded, t);
+    return t;
   }
 
   function defaultState(data, decoded) {

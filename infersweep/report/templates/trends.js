@@ -262,6 +262,7 @@
       chart.dataset.view = state.view;
       chart.dataset.values = String(v.n);
       chart.dataset.rendered = "yes";
+      if (window.performance && performance.mark) performance.mark("trends-drawn");
     });
     $("summary").textContent = v.summary;
     $("table-title").textContent = { trends: "Values over time", calculator: "Values per config", evals: "Evals" }[state.view];
