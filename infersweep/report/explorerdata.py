@@ -1,18 +1,23 @@
 """The explorer's data: every staged run's points in one compact file the page reads once.
 
-Points are column arrays, not an object per point. What a series of points shares (the run,
+Points are columns, not an object per point. What a series of points shares (the run,
 config, recipe, hardware, framework, precision, ISL/OSL, image, recipe fingerprint, job) is
 stored once per series, each text column as a list of distinct values and a code per series;
-a point holds its series' number, its concurrency and its metrics, numbers kept to
-``DIGITS`` significant digits. The file is a script (``explorer-data.js``) that sets one
-global, because a page opened from ``file://`` may not fetch a JSON file beside it.
+a series' points are stored together (the file keeps a count per series), each with its
+concurrency and metrics. In the file every column is packed into a short string
+(:mod:`.packing`: numbers at 4 significant digits): a browser reads a few long strings far
+faster than arrays of a million numbers. The file is a script (``explorer-data.js``) that
+sets one global, because a page opened from ``file://`` may not fetch a JSON file beside it.
+
+:func:`arrange` gives the data with plain lists (what :func:`load_script` reads back);
+:func:`script` packs it.
 """
 
 from __future__ import annotations
 
 import json
 
-from infersweep.report import pareto
+from infersweep.report import packing, pareto
 from infersweep.report.costs import GpuCosts
 from infersweep.report.views import run_order
 from infersweep.results.agenticagg import offload_mode
@@ -21,17 +26,29 @@ from infersweep.store.model import StagedRun
 
 FILE = "explorer-data.js"
 GLOBAL = "INFERSWEEP_EXPLORER_DATA"
-VERSION = 1
-DIGITS = 4
+VERSION = 2
 SEED_SEQ = "8k/1k"
-# series columns (text, dictionary-encoded) and what a point row gives for each
+AGENTIC_SEQ = "agentic"  # the ISL/OSL value of agentic-coding results
+# series columns (text, dictionary-encoded) and what a point row gives for each; ``local``
+# is "yes" for an agentic result that may not be published (a scaled-down local run)
 SERIES = ("config", "model", "hw", "cost_hw", "vendor", "framework", "precision", "spec",
-          "disagg", "seq", "recipe", "topology", "image", "fingerprint", "job", "kind")
+          "disagg", "seq", "recipe", "topology", "image", "fingerprint", "job", "kind",
+          "local")
 # point columns: name -> the results row's field (latencies in seconds, as rows keep them)
 METRICS = {"tput": "tput_per_gpu", "tput_in": "input_tput_per_gpu",
            "tput_out": "output_tput_per_gpu", "intvty": "median_intvty",
            "e2el": "median_e2el", "ttft50": "median_ttft", "ttft90": "p90_ttft",
            "ttft99": "p99_ttft", "jpt_measured": "joules_per_total_token"}
+# agentic results only: the cache hit rates and KV cache usage (fractions), from the store's
+# columns (infersweep.store.agentic.columns)
+AGENTIC_METRICS = {"gpu_hit": "server_gpu_cache_hit_rate",
+                   "cpu_hit": "server_cpu_cache_hit_rate",
+                   "theory_hit": "theoretical_cache_hit_rate", "kv_usage": "gpu_kv_cache_usage"}
+POINT_COLUMNS = (*METRICS, *AGENTIC_METRICS)
+# a row's fields that decide its series (with its run): rows alike in these share one
+_SERIES_FIELDS = ("config_key", "model", "hw", "framework", "precision", "spec_decoding",
+                  "disagg", "isl", "osl", "scale_down", "recipe_name", "topology", "image",
+                  "recipe_fingerprint", "job_id")
 
 
 def seq_label(isl, osl, scale_down=1) -> str:
@@ -58,15 +75,21 @@ def _spec(v) -> str:
     return "none" if v in (None, "", "none", False) else str(v)
 
 
+def _num(v):
+    """A metric as float or None (fast for the usual float)."""
+    return v if type(v) is float else pareto.number(v)
+
+
 class _Columns:
-    """Series and point columns as they are appended; text columns dictionary-encoded."""
+    """Series and their points as they are appended; text columns dictionary-encoded."""
 
     def __init__(self):
         self.codes = {c: [] for c in SERIES}
         self.values = {c: {} for c in SERIES}
         self.series_run: list[int] = []
         self.series_index: dict[tuple, int] = {}
-        self.points = {"series": [], "conc": [], **{m: [] for m in METRICS}}
+        self.series_points: list[list[tuple]] = []  # per series: (conc, metric values)
+        self.row_series: dict[tuple, int] = {}      # (run, row's series fields) -> series
 
     def series(self, run: int, attrs: dict) -> int:
         key = (run, *(attrs[c] for c in SERIES))
@@ -74,18 +97,25 @@ class _Columns:
         if n is None:
             n = self.series_index[key] = len(self.series_run)
             self.series_run.append(run)
+            self.series_points.append([])
             for c in SERIES:
                 self.codes[c].append(self.values[c].setdefault(attrs[c], len(self.values[c])))
         return n
 
-    def point(self, series: int, conc, metrics: dict) -> None:
-        self.points["series"].append(series)
-        self.points["conc"].append(int(conc) if conc is not None else None)
-        for m in METRICS:
-            self.points[m].append(pareto.number(metrics.get(m)))
+    def point(self, series: int, conc, metrics: tuple) -> None:
+        self.series_points[series].append((int(conc) if conc is not None else None, metrics))
+
+    def points(self) -> dict:
+        """The point columns, each series' points together, in series order."""
+        rows = [(s, c, m) for s, pts in enumerate(self.series_points) for c, m in pts]
+        out = {"series": [s for s, _, _ in rows], "conc": [c for _, c, _ in rows]}
+        for i, name in enumerate(POINT_COLUMNS):
+            out[name] = [m[i] for _, _, m in rows]
+        return out
 
 
-def _attrs(p: dict, costs: GpuCosts | None, kind: str, seq: str, topology: str) -> dict:
+def _attrs(p: dict, costs: GpuCosts | None, kind: str, seq: str, topology: str,
+           local: bool = False) -> dict:
     hw = _text(p.get("hw"))
     cost_hw = costs.entry_name(hw) if costs else None
     vendor = costs.hardware[cost_hw].vendor if cost_hw else ""
@@ -95,18 +125,30 @@ def _attrs(p: dict, costs: GpuCosts | None, kind: str, seq: str, topology: str) 
             "disagg": _flag(p.get("disagg")), "seq": seq, "recipe": _text(p.get("recipe_name")),
             "topology": topology, "image": _text(p.get("image")),
             "fingerprint": _text(p.get("recipe_fingerprint")), "job": _text(p.get("job_id")),
-            "kind": kind}
+            "kind": kind, "local": "yes" if local else ""}
+
+
+_NO_AGENTIC = (None,) * len(AGENTIC_METRICS)
 
 
 def _fixed(cols: _Columns, run: int, p: dict, costs: GpuCosts | None) -> None:
     if not p.get("successful", True) or p.get("isl") is None or p.get("osl") is None:
         return
-    seq = seq_label(p["isl"], p["osl"], p.get("scale_down") or 1)
-    attrs = _attrs(p, costs, "fixed-seq-len", seq, _text(p.get("topology") or p.get("recipe_name")))
-    metrics = {m: p.get(f) for m, f in METRICS.items()}
+    key = (run, *(p.get(f) for f in _SERIES_FIELDS))
+    try:
+        series = cols.row_series.get(key)
+    except TypeError:  # a field that is not hashable: no shortcut
+        key, series = None, None
+    if series is None:
+        seq = seq_label(p["isl"], p["osl"], p.get("scale_down") or 1)
+        topology = _text(p.get("topology") or p.get("recipe_name"))
+        series = cols.series(run, _attrs(p, costs, "fixed-seq-len", seq, topology))
+        if key is not None:
+            cols.row_series[key] = series
+    metrics = [_num(p.get(f)) for f in METRICS.values()]
     if p.get("power_valid") is False:
-        metrics["jpt_measured"] = None  # a measurement the row says is not valid
-    cols.point(cols.series(run, attrs), p.get("conc"), metrics)
+        metrics[-1] = None  # jpt_measured: a measurement the row says is not valid
+    cols.point(series, p.get("conc"), (*metrics, *_NO_AGENTIC))
 
 
 def _agentic(cols: _Columns, run: int, entry: dict, costs: GpuCosts | None) -> None:
@@ -114,9 +156,11 @@ def _agentic(cols: _Columns, run: int, entry: dict, costs: GpuCosts | None) -> N
     values = agenticstore.columns(entry)
     p = {**r, "config_key": entry["config_key"], "image": values.get("image"),
          "recipe_fingerprint": values.get("recipe_fingerprint"), "recipe_name": entry["name"]}
-    attrs = _attrs(p, costs, "agentic", "agentic", f"KV offload {offload_mode(r)}")
-    metrics = {m: values.get(f) for m, f in METRICS.items() if m != "jpt_measured"}
-    cols.point(cols.series(run, attrs), values.get("conc"), metrics)
+    attrs = _attrs(p, costs, "agentic", AGENTIC_SEQ, f"KV offload {offload_mode(r)}",
+                   local=not values.get("publishable"))
+    metrics = [None if m == "jpt_measured" else _num(values.get(f)) for m, f in METRICS.items()]
+    metrics += [_num(values.get(f)) for f in AGENTIC_METRICS.values()]
+    cols.point(cols.series(run, attrs), values.get("conc"), tuple(metrics))
 
 
 def _date(run: StagedRun) -> str:
@@ -135,16 +179,17 @@ def _defaults(cols: _Columns) -> dict:
         return {"model": "", "seq": ""}
     model = min(configs, key=lambda m: (-len(configs[m]), m))
     counts: dict[str, int] = {}
-    for s in cols.points["series"]:
+    for s, pts in enumerate(cols.series_points):
         if names["model"][cols.codes["model"][s]] == model:
             seq = names["seq"][cols.codes["seq"][s]]
-            counts[seq] = counts.get(seq, 0) + 1
+            counts[seq] = counts.get(seq, 0) + len(pts)
     seq = SEED_SEQ if SEED_SEQ in counts else min(counts, key=lambda q: (-counts[q], q))
     return {"model": model, "seq": seq}
 
 
 def arrange(runs: list[StagedRun], costs: GpuCosts | None) -> dict:
-    """The data object: runs (oldest first), series, points, costs and the default view."""
+    """The data object: runs (oldest first), series, points (each series' together, in
+    series order), costs and the default view; columns as plain lists."""
     ordered = sorted(runs, key=run_order)
     cols = _Columns()
     for i, run in enumerate(ordered):
@@ -159,35 +204,67 @@ def arrange(runs: list[StagedRun], costs: GpuCosts | None) -> dict:
         "runs": {"id": [str(r.run_id) for r in ordered], "attempt": [r.attempt for r in ordered],
                  "label": [r.label for r in ordered], "date": [_date(r) for r in ordered],
                  "url": [r.url or "" for r in ordered]},
-        "series": series, "points": cols.points,
+        "series": series, "points": cols.points(),
         "costs": costs.as_data() if costs else {"tiers": [], "hardware": {}},
         "defaults": _defaults(cols),
     }
 
 
-def _number(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, int):
-        return str(v)
-    text = format(v, f".{DIGITS}g")
-    return text[:-2] if text.endswith(".0") else text
+def pack(data: dict) -> dict:
+    """:func:`arrange`'s data with its columns packed (:mod:`.packing`): a count of points
+    per series instead of a series per point, concurrency dictionary-encoded."""
+    points, series = data["points"], data["series"]
+    n_series = len(series["run"])
+    counts = [0] * n_series
+    last = -1
+    for s in points["series"]:
+        if s < last:
+            raise ValueError("the explorer's points are not grouped by series")
+        counts[s] += 1
+        last = s
+    concs = sorted({c for c in points["conc"] if c is not None})
+    code = {c: i + 1 for i, c in enumerate(concs)}  # 0: no concurrency
+    packed_series = {k: {"values": v["values"], "codes": packing.pack_ints(v["codes"])}
+                     for k, v in series.items() if k != "run"}
+    packed_series["run"] = packing.pack_ints(series["run"])
+    packed_series["count"] = packing.pack_ints(counts)
+    packed_points = {"conc": {"values": concs,
+                              "codes": packing.pack_ints(code.get(c, 0) for c in points["conc"])}}
+    for name in POINT_COLUMNS:
+        packed_points[name] = packing.pack_numbers(points[name])
+    return {**data, "packed": True, "series": packed_series, "points": packed_points}
+
+
+def unpack(data: dict) -> dict:
+    """:func:`pack`'s data back in plain lists (numbers at the packed precision)."""
+    series = {k: {"values": v["values"], "codes": packing.unpack_ints(v["codes"])}
+              for k, v in data["series"].items() if k not in ("run", "count")}
+    series["run"] = packing.unpack_ints(data["series"]["run"])
+    counts = packing.unpack_ints(data["series"]["count"])
+    conc = data["points"]["conc"]
+    values = [None, *conc["values"]]
+    points = {"series": [s for s, n in enumerate(counts) for _ in range(n)],
+              "conc": [values[c] for c in packing.unpack_ints(conc["codes"])]}
+    n = len(points["series"])
+    for name, col in data["points"].items():
+        if name != "conc":
+            points[name] = packing.unpack_numbers(col, n)
+    out = {k: v for k, v in data.items() if k != "packed"}
+    return {**out, "series": series, "points": points}
 
 
 def script(data: dict) -> str:
-    """``data`` as the script the page loads: numbers short, text JSON-escaped (``<``, ``>``
-    and ``&`` too, so no value can close the script)."""
-    points = data["points"]
-    cols = ",".join(f'"{k}":[{",".join(map(_number, v))}]' for k, v in points.items())
-    rest = {k: v for k, v in data.items() if k != "points"}
-    body = json.dumps(rest, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    body = body[:-1] + f',"points":{{{cols}}}}}'
+    """``data`` packed, as the script the page loads: text JSON-escaped (``<``, ``>`` and
+    ``&`` too, so no value can close the script; packed columns have none of them)."""
+    body = json.dumps(pack(data), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
     body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f"window.{GLOBAL} = {body};\n"
 
 
 def load_script(text: str) -> dict:
-    """The data object back from :func:`script`'s text (for tests and tools)."""
+    """The data object back from :func:`script`'s text, in plain lists (for tests and
+    tools)."""
     prefix = f"window.{GLOBAL} = "
-    assert text.startswith(prefix), "not an explorer data file"
-    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
+    if not text.startswith(prefix):
+        raise ValueError(f"not an explorer data file (it does not start with {prefix!r})")
+    return unpack(json.loads(text[len(prefix):].rstrip().rstrip(";")))

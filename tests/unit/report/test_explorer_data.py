@@ -1,9 +1,10 @@
-"""The explorer's data file: every point once, as column arrays, series shared, numbers short,
-text escaped, and the default view."""
+"""The explorer's data file: every point once, as columns, series shared, each series' points
+together, columns packed, text escaped, and the default view."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,27 @@ def test_the_script_is_short_escaped_and_reads_back(runs):
     back = explorerdata.load_script(text)
     assert back["series"]["image"]["values"] == [evil]
     assert back["costs"] == {"tiers": [], "hardware": {}}
-    assert all(len(str(v)) <= 10 for v in back["points"]["tput"])  # 4 significant digits
-    assert explorerdata._number(1234.5678) == "1235" and explorerdata._number(None) == "null"
-    assert explorerdata._number(0.000123456) == "0.0001235"
+    # the columns packed: a string each (metrics at 4 significant digits), read back alike
+    raw = json.loads(text[text.index("{"):].rstrip().rstrip(";"))
+    assert all(isinstance(raw["points"][m], str) for m in explorerdata.METRICS
+               if m != "jpt_measured") and isinstance(raw["series"]["count"], str)
+    assert back["points"]["tput"] == [float(format(v, ".4g")) for v in data["points"]["tput"]]
+    assert back["points"]["series"] == data["points"]["series"]
+    assert back["points"]["conc"] == data["points"]["conc"]
+    assert {k: v for k, v in back.items() if k != "points"} == {
+        k: v for k, v in data.items() if k != "points"}
+
+
+def test_each_series_points_are_together_and_agentic_results_have_their_rates(runs):
+    old, new = runs
+    shuffled = dataclasses.replace(new, points=new.points[::-1] + old.points)  # interleaved
+    data = explorerdata.arrange([shuffled], None)
+    series = data["points"]["series"]
+    assert series == sorted(series) and len(series) == len(shuffled.points)
+    assert set(data["points"]) == {"series", "conc", *explorerdata.POINT_COLUMNS}
+    assert all(v is None for v in data["points"]["gpu_hit"])  # rates: agentic results only
+    with pytest.raises(ValueError, match="not an explorer data file"):
+        explorerdata.load_script("var x = 1;")
 
 
 def test_sequence_labels_and_failed_points():

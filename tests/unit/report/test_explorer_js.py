@@ -4,6 +4,8 @@ browser is required (CI installs node for act)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from infersweep.report import costs, explorerdata, fromrun
+from infersweep.results.agenticagg import offload_mode
 from tests import browser, reportruns
 
 REPO = Path(__file__).resolve().parents[3]
@@ -106,3 +109,60 @@ def test_newest_run_of_each_config_and_the_csv(data):
     lines = out["csv"].splitlines()
     assert lines[0].startswith("group,config,model,hw,vendor") and "run_id,attempt" in lines[0]
     assert len(lines) == 1 + n_front and all(",101,1," in line for line in lines[1:])
+
+
+def test_the_packed_file_decodes_to_the_same_points_as_the_plain_data(data):
+    """What the page reads (explorerdata.script's packed columns) against arrange's lists."""
+    packed = explorerdata.pack(data)
+    body = """
+      const plain = X.decode(D.plain), packed = X.decode(D.packed);
+      const view = (d) => d.points.map((p) => Object.assign({}, p, { s: p.s.index }));
+      const st = X.defaultState(D.plain);
+      return {plain: view(plain), packed: view(packed), series: packed.series,
+              shown: X.select(packed, st).map((p) => p.index).sort((a, b) => a - b),
+              shownPlain: X.select(plain, st).map((p) => p.index).sort((a, b) => a - b)};"""
+    out = _run({"plain": data, "packed": packed}, body)
+    assert len(out["packed"]) == len(data["points"]["series"]) > 0
+    for a, b in zip(out["plain"], out["packed"], strict=True):
+        assert a.keys() == b.keys() and a["conc"] == b["conc"] and a["s"] == b["s"]
+        for m in explorerdata.POINT_COLUMNS:
+            assert b[m] == (None if a[m] is None else float(format(a[m], ".4g")))
+    first = out["series"][0]
+    assert first["config"] == reportruns.KEY and first["seq"] == "8k/1k"
+    assert out["shown"] == out["shownPlain"] and out["shown"]
+
+
+def test_the_agentic_view_has_a_frontier_per_offload_mode_and_the_hit_rates(tmp_path):
+    from infersweep.store.model import StagedRun
+    from tests.unit.store import agentic_data as ad
+
+    ad.publishable_job(tmp_path / "none")
+    ad.local_job(tmp_path / "dram", **ad.OFFLOAD)
+    run = StagedRun(run_id="300", attempt=1, source="github", staged_at="2026-12-03T00:00:00Z",
+                    agentic=ad.entries(tmp_path / "none", tmp_path / "dram"))
+    data = explorerdata.pack(explorerdata.arrange([run], None))
+    out = _run(data, """
+      const d = X.decode(D), st = Object.assign(X.defaultState(D), {model: "", seq: X.AGENTIC});
+      const pts = X.select(d, st), list = X.groups(pts, st, D.costs), hits = X.hitRates(pts);
+      return {groups: list.map((g) => g.name), local: pts.map((p) => p.s.local).sort(),
+              hits: hits.map((h) => [h.s.topology, h.key, h.points.length, h.local]),
+              csv: X.csv(list, st, D.runs).split("\\n")[0], hitsCsv: X.hitsCsv(hits, D.runs),
+              fixed: X.groups(pts, Object.assign({}, st, {seq: ""}), D.costs).length};""")
+    assert sorted(n.rsplit(" · ", 1)[1] for n in out["groups"]) == [
+        "KV offload dram/lmcache", "KV offload none"]
+    assert out["fixed"] == 1  # outside the agentic view a group spans the offload modes
+    assert out["local"] == ["", "yes"]
+    assert {(t, k) for t, k, _, _ in out["hits"]} == {
+        (f"KV offload {m}", k) for m in ("none", "dram/lmcache")
+        for k in ("gpu_hit", "cpu_hit", "theory_hit")}
+    assert all(local == (t == "KV offload dram/lmcache") for t, _, _, local in out["hits"])
+    assert out["csv"].endswith(",on_frontier,local,gpu_hit,cpu_hit,theory_hit,kv_usage")
+    rows = list(csv.DictReader(io.StringIO(out["hitsCsv"])))
+    assert len(rows) == 2 and list(rows[0])[-5:] == ["local", "gpu_hit", "cpu_hit",
+                                                     "theory_hit", "kv_usage"]
+    for e in run.agentic:
+        r = e["result"]
+        [row] = [row for row in rows if row["topology"].endswith(offload_mode(r))]
+        assert float(row["gpu_hit"]) == pytest.approx(
+            r["server_metrics"]["server_gpu_cache_hit_rate"], rel=1e-3)
+        assert row["local"] == ("yes" if row["topology"] != "KV offload none" else "no")
