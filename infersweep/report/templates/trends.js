@@ -109,9 +109,15 @@
 
   function hoverOf(name, e, extra) {
     const pv = T.provenance(e.frontier);
-    return [esc(name), extra, Y[state.y].label + ": " + fmt(e.value) + " at " + fmt(state.target) + " tok/s/user",
+    return [esc(name), extra, Y[state.y].label + ": " + fmt(e.value) + " at " + state.target + " tok/s/user",
       "frontier " + fmt(e.lo) + "–" + fmt(e.hi) + " tok/s/user, " + e.frontier.length + " points",
       "configs " + esc(pv.configs)].join("<br>");
+  }
+
+  // a tick a day over a fortnight or less (plotly would mark hours), else plotly's own
+  function dayTicks(series) {
+    const days = series.flatMap((s) => s.rows.map((e) => Date.parse(runs.date[e.run]))).filter(Number.isFinite);
+    return days.length && Math.max(...days) - Math.min(...days) <= 14 * 864e5 ? 864e5 : undefined;
   }
 
   function trendsView() {
@@ -132,9 +138,10 @@
     const n = rows.filter((r) => !r.cls).length;
     return { traces: traces, rows: rows, n: n,
       head: ["config group", "run", "date", Y[state.y].label, "frontier interactivity", "configs"],
-      layout: { xaxis: { title: { text: "run date" }, type: "date" }, yaxis: { title: { text: Y[state.y].label }, rangemode: "tozero" } },
+      layout: { xaxis: { title: { text: "run date" }, type: "date", tickformat: "%Y-%m-%d", dtick: dayTicks(series) },
+        yaxis: { title: { text: Y[state.y].label }, rangemode: "tozero" } },
       summary: n + " value" + (n === 1 ? "" : "s") + " of " + series.length + " config group" + (series.length === 1 ? "" : "s") +
-        " over " + new Set(series.flatMap((s) => s.rows.map((e) => e.run))).size + " run(s) at " + fmt(state.target) +
+        " over " + new Set(series.flatMap((s) => s.rows.map((e) => e.run))).size + " run(s) at " + state.target +
         " tok/s/user; " + (rows.length - n) + " out of range.",
       csv: () => T.trendsCsv(series, state, runs), data: series };
   }
@@ -171,7 +178,7 @@
       head: ["config group", Y[state.y].label, "frontier interactivity", "configs", "runs"],
       layout: { xaxis: { automargin: true }, yaxis: { title: { text: Y[state.y].label }, rangemode: "tozero" }, showlegend: false },
       summary: ok.length + " of " + bars.length + " config group" + (bars.length === 1 ? "" : "s") + " at " +
-        fmt(state.target) + " tok/s/user" + (out.length ? "; out of range: " + out.map((e) => e.name).join(", ") : "") + ".",
+        state.target + " tok/s/user" + (out.length ? "; out of range: " + out.map((e) => e.name).join(", ") : "") + ".",
       csv: () => T.calculatorCsv(bars, state, runs), data: bars };
   }
 

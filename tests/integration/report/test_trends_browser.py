@@ -68,6 +68,8 @@ def _fragment(driver) -> str:
 
 
 def _shot(driver, name: str, tmp: Path) -> None:
+    """The view from its summary line down (the chart whole, the table's head) at WINDOW."""
+    driver.execute_script("document.getElementById('summary').scrollIntoView()")
     png = tmp / f"screenshot-{name}.png"
     driver.save_screenshot(str(png))
     assert browser.png_size(png.read_bytes()) == WINDOW
