@@ -104,11 +104,13 @@ def write_eval(folder: Path, row: dict, run_id: str, score_ok: bool = True, *,
 def results_bmk(tmp: Path, row: dict, *, run_id: str = str(RUN), with_eval: bool = True,
                 eval_ok: bool = True, eval_wrong: int = 0, eval_provenance: dict | None = None,
                 extra_job: tuple[str, dict] | None = None, **job) -> bytes:
-    """The collect job's upload: results/ (job folders), evals/ and aggregate/, the
-    aggregates rebuilt from what is there. ``extra_job``: (folder below results/, its
-    client results by concurrency), a second job folder for the same points."""
+    """The collect job's upload: results/ (job folders, the first with the recipe.yaml it
+    ran), evals/ and aggregate/, the aggregates rebuilt from what is there. ``extra_job``:
+    (folder below results/, its client results by concurrency), a second job folder for the
+    same points."""
     root = tmp / f"bmk-{run_id}-{len(list(tmp.glob('bmk-*')))}"
-    resultsrun.write_job(root / "results", row, run_id=run_id, **job)
+    manifest = resultsrun.write_job(root / "results", row, run_id=run_id, **job)
+    (manifest.parent / "recipe.yaml").write_text(f"name: {manifest.parent.name}\n")
     if extra_job is not None:
         where, results = extra_job
         resultsrun.write_job(root / "results" / where, row, run_id=run_id, results=results,

@@ -178,3 +178,5 @@ def test_what_is_stored_is_exactly_what_was_gated(gh, tmp_path, run_cli):
     assert run.evals[0]["em-strict"] == verdict.evals[0]["em-strict"]
     assert sorted((p["conc"], p["tput_per_gpu"]) for p in run.points) == sorted(
         (p["conc"], p["tput_per_gpu"]) for p in verdict.points)
+    assert run.recipes == verdict.recipes and len(run.recipes) == 1  # the job's recipe.yaml
+    assert run.recipes[0]["recipe_fingerprint"] == run.points[0]["recipe_fingerprint"]
