@@ -124,7 +124,7 @@
     const series = T.trends(decoded, state, costs), traces = [], rows = [];
     series.forEach((s, i) => {
       const ok = s.rows.filter((e) => e.value !== null), look = colourOf(i);
-      traces.push({ type: "scatter", mode: "lines+markers", name: s.name,
+      traces.push({ type: "scatter", mode: "lines+markers", name: esc(s.name),
         x: ok.map((e) => runs.date[e.run]), y: ok.map((e) => e.value),
         hovertext: ok.map((e) => hoverOf(s.name, e, "run " + esc(runs.label[e.run]) + " (" + runs.date[e.run] + ")")),
         hoverinfo: "text", marker: { color: look.color, symbol: look.symbol, size: 9 },
@@ -159,13 +159,13 @@
         fmt(bars.find((e) => e.name === state.b).value) + ")";
     const ok = bars.filter((e) => e.value !== null), out = bars.filter((e) => e.value === null);
     const mark = (e) => (e.name === state.a ? "A " : e.name === state.b ? "B " : "");
-    const traces = [{ type: "bar", name: Y[state.y].label, x: ok.map((e) => e.name), y: ok.map((e) => e.value),
+    const traces = [{ type: "bar", name: Y[state.y].label, x: ok.map((e) => esc(e.name)), y: ok.map((e) => e.value),
       text: ok.map((e) => mark(e) + fmt(e.value)), textposition: "outside", hoverinfo: "text",
       hovertext: ok.map((e) => hoverOf(e.name, e, "")),
       marker: { color: ok.map((e) => colourOf(names.indexOf(e.name)).color),
         line: { color: "#000", width: ok.map((e) => (mark(e) ? 3 : 0)) } } }];
     if (out.length) {
-      traces.push({ type: "scatter", mode: "text", name: "out of range", x: out.map((e) => e.name),
+      traces.push({ type: "scatter", mode: "text", name: "out of range", x: out.map((e) => esc(e.name)),
         y: out.map(() => 0), text: out.map(() => "out of range"), textposition: "top center",
         hoverinfo: "text", hovertext: out.map(rangeText), showlegend: false });
     }
@@ -202,7 +202,8 @@
       seen[l] = (seen[l] || 0) + 1;
       labels.push(seen[l] > 1 ? l + " (" + seen[l] + ")" : l);
     }
-    const bar = (k, name, colour) => ({ type: "bar", name: name, x: labels,
+    const cats = labels.map(esc);  // plotly reads a category as HTML of its own
+    const bar = (k, name, colour) => ({ type: "bar", name: name, x: cats,
       y: list.map((e) => e[k].value), marker: { color: colour },
       error_y: { type: "data", array: list.map((e) => e[k].se || 0), visible: true, color: "#333" },
       hoverinfo: "text", hovertext: list.map((e, i) => esc(labels[i]) + "<br>" + name + " " +
@@ -211,16 +212,16 @@
     const judged = list.filter((e) => e.threshold !== null && e.threshold !== undefined);
     if (judged.length) {
       traces.push({ type: "scatter", mode: "lines+markers", name: "threshold",
-        x: list.map((e, i) => labels[i]), y: list.map((e) => (e.threshold === null ? null : e.threshold)),
+        x: cats, y: list.map((e) => e.threshold),
         line: { color: "#D55E00", dash: "dash", width: 2, shape: "hvh" },
         marker: { symbol: "line-ew-open", size: 40, color: "#D55E00", line: { width: 3, color: "#D55E00" } },
-        hoverinfo: "text", hovertext: list.map((e) => "threshold " + e.threshold + " (" + e.threshold_source + ")") });
+        hoverinfo: "text", hovertext: list.map((e) => "threshold " + e.threshold + " (" + esc(e.threshold_source) + ")") });
     }
     const failing = list.map((e, i) => [e, i]).filter(([e]) => e.passed === false);
     if (failing.length) {
       const top = (e) => Math.max(...["strict", "flexible"].map((k) => (e[k].value || 0) + (e[k].se || 0)));
       traces.push({ type: "scatter", mode: "markers+text", name: "fails its threshold",
-        x: failing.map(([, i]) => labels[i]), y: failing.map(([e]) => top(e) + 0.04),
+        x: failing.map(([, i]) => cats[i]), y: failing.map(([e]) => top(e) + 0.04),
         text: failing.map(() => "FAIL"), textposition: "top center", textfont: { color: "#000", size: 14 },
         marker: { symbol: "x-thin-open", size: 16, color: "#000", line: { width: 3, color: "#000" } },
         hoverinfo: "text", hovertext: failing.map(([e]) => result(e)) });
