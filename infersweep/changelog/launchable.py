@@ -2,10 +2,11 @@
 
 The setup job decides this on a CPU, before any runner is taken: every row is rendered as
 ``infersweep launch`` will render it. A row that cannot be rendered (a row with no recipe
-template yet, an eval row with no throughput row to run after) is not fanned out to a
-launcher that would refuse it: it is named in an annotation and in the rows file's
-``not-run`` list, so the gate still counts its points as missing, and no other job is
-skipped because of it.
+template yet, an agentic eval-only row) is not fanned out to a launcher that would refuse it:
+it is named in an annotation and in the rows file's ``not-run`` list, so the gate still counts
+its points as missing, and no other job is skipped because of it. An eval row with no throughput row to run after (``evals-only``,
+``all-evals``) is launched on its own: its job starts the row's server and runs the GSM8K
+eval alone.
 
 Agentic-coding rows (``scenario-type: agentic-coding``) are rendered like any other and run
 in jobs of their own (the ``agentic-N`` and ``multi-agentic-N`` shard jobs,
@@ -29,8 +30,6 @@ from infersweep.launch.deadline import job_timeout_minutes
 from infersweep.recipe.render import render_row
 from infersweep.rowjobs.fleet import FLEETS_PATH, Fleet, fleet_name, load_fleets
 
-EVAL_ALONE = ("an eval with no throughput row in this sweep to run after cannot be launched "
-              "on its own yet")
 NO_REPLAY = ("its recipe renders no agentic replay (a multi-node agentic row needs a "
              "multi-node agentic recipe), so it cannot be launched yet")
 
@@ -70,9 +69,6 @@ def split(outputs: dict[str, list[dict]], repo: Path,
     out = Launchable({name: [] for name in outputs})
     for name, rows in outputs.items():
         for row in rows:
-            if row.get("eval-only"):
-                out.refused.append((name, row, EVAL_ALONE))
-                continue
             try:
                 rendered = render_row(row, repo, source="<row>", srt_slurm=srt_slurm)
             except InputError as exc:

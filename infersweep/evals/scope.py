@@ -23,10 +23,15 @@ def of_scale_down(scale_down) -> Scope:
 
 
 def of_job(eval_folder: Path) -> Scope:
-    """The scope a run's own gate judges an eval with: its job's, from the job's manifest
-    beside the eval folder; FULL where there is none. Staging always judges FULL."""
+    """The scope a run's own gate judges an eval with: its job's, from the nearest manifest
+    above the eval folder (the job's: the eval sits in the manifest's result-dir, e.g.
+    ``logs/fixed-seq/eval``); FULL where there is none. Staging always judges FULL."""
+    folder = Path(eval_folder).resolve()
+    manifest = next((d / "manifest.json" for d in folder.parents
+                     if (d / "manifest.json").is_file()), None)
+    if manifest is None:
+        return Scope.FULL
     try:
-        manifest = json.loads((Path(eval_folder).parent / "manifest.json").read_text())
-        return of_scale_down(manifest.get("scale-down"))
+        return of_scale_down(json.loads(manifest.read_text()).get("scale-down"))
     except (OSError, ValueError, AttributeError):
         return Scope.FULL

@@ -68,8 +68,9 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     """Run one row: verify the pin, check srt-slurm out (cached), render, `srtctl apply`,
     watch, collect, write the manifest.
 
-    Exits 0 only when the job COMPLETED and every expected point is present; 1 otherwise
-    (bad input, srtctl submitted nothing, the job failed or timed out, a point is missing);
+    Exits 0 only when the job COMPLETED and every expected point is present (an eval-only
+    row, which runs its GSM8K eval alone: the eval); 1 otherwise (bad input, srtctl submitted
+    nothing, the job failed or timed out, a point or the eval is missing);
     130/143 after SIGINT/SIGTERM (the job is cancelled by id and collected first).
     """
     from infersweep.launch import agenticinputs, identity
@@ -122,11 +123,12 @@ def launch(row_arg, fleet, fleets, lock_path, template, output, previous, timeou
     plan = runner.plans[0]
     runner.timeout = timeout or launch_deadline_s(plan.rendered.recipe, prep.fleet,
                                                   plan.rendered.workload, prep.scale_down)
-    say(f"launch {tag.name}: {key} {plan.rendered.name}, {len(plan.run)} point(s), fleet "
+    work = "the eval alone (eval-only row)" if plan.eval_only else f"{len(plan.run)} point(s)"
+    say(f"launch {tag.name}: {key} {plan.rendered.name}, {work}, fleet "
         f"{prep.fleet.name}, deadline {runner.timeout:g} s, output {out}")
     stopped = None
     try:
-        if plan.run and prep.needs_checkout and srt_slurm is None:
+        if plan.has_work and prep.needs_checkout and srt_slurm is None:
             fleetrows.ready_checkout(prep, repo, say=say)
             say(f"ready to submit {time.monotonic() - t_start:.2f} s after start")
         found, stopped = runner.run()

@@ -43,9 +43,13 @@ class Rendered:
     def text(self) -> str:
         edit = ("the benchmark section comes from the matrix row" if self.source == SRT_SLURM
                 else "edit the template or the matrix row, not this file")
+        points = " ".join(str(p.conc) for p in self.points)
+        if not self.points and getattr(self.workload, "eval_only", False):
+            points = (f"none, the GSM8K eval alone at concurrency {self.workload.eval_conc} "
+                      "(an eval-only row)")
         head = (f"# Rendered by `infersweep recipe render` from {self.origin()};\n"
                 f"# {edit}.\n"
-                f"# points (concurrency): {' '.join(str(p.conc) for p in self.points)}\n")
+                f"# points (concurrency): {points}\n")
         return head + dump(self.recipe)
 
     def as_json(self) -> dict:

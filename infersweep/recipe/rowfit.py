@@ -53,10 +53,10 @@ def check(row: dict, source: str, doc: YamlDoc) -> list[Diagnostic]:
         out.append(doc.diag(pointer, f"row ({label}) does not fit: {message}", hint,
                             rule="row-fit", key=key))
 
-    if row.get("eval-only"):
-        row_err("an eval-only row has no throughput points to render",
-                "templates generate the throughput benchmark; run evals separately",
-                "row-eval-only")
+    if row.get("eval-only") and row.get("scenario-type") == "agentic-coding":
+        row_err("an agentic eval-only row asks for a SWE-bench eval, which infersweep does "
+                "not run", "run GSM8K evals of fixed-seq-len rows; agentic rows replay "
+                "traces for throughput", "row-eval-only")
         return out
     if row.get("scenario-type", "fixed-seq-len") not in ("fixed-seq-len", "agentic-coding"):
         row_err(f"scenario '{row.get('scenario-type')}' has no srt-slurm template",

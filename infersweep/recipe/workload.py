@@ -42,6 +42,7 @@ class Workload:
     prompts_per_conc: int = PROMPTS_PER_CONC
     warmups_per_conc: int = WARMUPS_PER_CONC
     eval_conc: int | None = None  # a row marked run-eval: the GSM8K eval's concurrency
+    eval_only: bool = False  # an eval-only row: no throughput points, the eval is the job
 
     def points(self, name: str) -> list[Point]:
         return [Point(c, c * self.prompts_per_conc, c * self.warmups_per_conc,
@@ -52,13 +53,17 @@ class Workload:
 
 
 def from_row(row: dict) -> Workload:
-    """The workload of a fixed-seq-len matrix row (already schema-checked)."""
+    """The workload of a fixed-seq-len matrix row (already schema-checked). An eval-only row
+    (``evals-only``, ``all-evals``) has no points: its concurrencies only say which server
+    the eval meets and, without an ``eval-conc``, the eval's concurrency (the highest)."""
     conc = row["conc"]
     concs = tuple(conc) if isinstance(conc, list) else (conc,)
     ratio = row.get(RANGE_RATIO_FIELD, DEFAULT_RANGE_RATIO)
-    eval_conc = (row.get("eval-conc") or max(concs)) if row.get("run-eval") else None
+    eval_only = bool(row.get("eval-only"))
+    eval_conc = (row.get("eval-conc") or max(concs)) if row.get("run-eval") or eval_only else None
     return Workload(model=row["model"], isl=row["isl"], osl=row["osl"],
-                    range_ratio=float(ratio), concs=concs, eval_conc=eval_conc)
+                    range_ratio=float(ratio), concs=() if eval_only else concs,
+                    eval_conc=eval_conc, eval_only=eval_only)
 
 
 def _fmt(value: float) -> str:
@@ -131,13 +136,17 @@ def eval_step(w: Workload, client: str, result_dir: str) -> list[str]:
     """The GSM8K eval after the throughput points, against the same front end, into
     ``<result dir>/eval``. The bundled client has no evals (lm-eval is not in it), so with the
     bundle the step runs ``infersweep`` (installed with its ``eval`` extra in the image).
-    ``$INFERSWEEP_EVAL_ARGS`` adds options where the job sets it (local data files, the row);
-    the eval's exit does not fail the job: its throughput points stand either way."""
+    ``$INFERSWEEP_EVAL_ARGS`` adds options where the job sets it (local data files, the row).
+    After throughput points the eval's exit does not fail the job: the points stand either way;
+    in an eval-only job the eval is all there is, and its exit is the job's."""
     words = shlex.split(client)
     evals = DEFAULT_CLIENT if words and words[-1].endswith(BUNDLE_SUFFIX) else client
     parts = [f"{evals} eval gsm8k", f'--base-url "{BASE_URL}"', f"--model {shlex.quote(w.model)}",
              f"--concurrency {w.eval_conc}",
              f"--output-dir {shlex.quote(result_dir.rstrip('/') + '/' + EVAL_SUBDIR)}",
              "${INFERSWEEP_EVAL_ARGS:-}"]
+    if getattr(w, "eval_only", False):  # an agentic workload has points always
+        return ["# GSM8K eval (an eval-only row): `eval check` judges its scores",
+                " \\\n  ".join(parts) + " || rc=1"]
     return ["# GSM8K eval (the row is marked run-eval): `eval check` judges it, not this exit",
             " \\\n  ".join(parts) + ' || echo "eval gsm8k exited $?" >&2']

@@ -49,19 +49,30 @@ def _describe_row(row: dict) -> str:
 
 def against_matrix(agg: dict, matrix_rows: list[dict]) -> tuple[list[Problem], int]:
     """Points of the matrix no job ran, and points jobs ran that the matrix lacks (rows are
-    matched by recipe fingerprint, which leaves out the concurrency list)."""
+    matched by recipe fingerprint, which leaves out the concurrency list). An eval-only row
+    asks for no point but for its eval: a job of its recipe whose eval folder holds one
+    (``eval check`` judges it)."""
     from infersweep.changelog.buckets import recipe_fingerprint
 
     want: dict[tuple, dict] = {}
+    evals = {j.get("recipe_fingerprint") for j in agg["jobs"] if j.get("eval_only")
+             and j.get("eval")}
+    problems = []
     for row in matrix_rows:
-        if row.get("eval-only") or not row.get("conc"):
+        if row.get("eval-only"):
+            if recipe_fingerprint(row) not in evals:
+                problems.append(Problem(MISSING, f"{_describe_row(row)} eval",
+                                        "the matrix asks for this eval-only row's eval; no "
+                                        "job of the run has its eval folder"))
+            continue
+        if not row.get("conc"):
             continue
         fp = recipe_fingerprint(row)
         # a single-node row's conc is one int, a multi-node row's a list
         for c in row_concs(row):
             want[(fp, c)] = row
     have = {(e.get("recipe_fingerprint"), e["conc"]): e for e in agg["expected"]}
-    problems = [Problem(MISSING, f"{_describe_row(row)} c={key[1]}",
+    problems += [Problem(MISSING, f"{_describe_row(row)} c={key[1]}",
                         "the matrix asks for this point; no job of the run has it")
                 for key, row in want.items() if key not in have]
     problems += [Problem(UNEXPECTED, _label(e), "the run has this point; the matrix does not "

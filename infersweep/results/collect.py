@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import engine_revision
-from infersweep.results import agenticagg, fastschema, plausible, process, sources
+from infersweep.results import agenticagg, fastschema, jobpaths, plausible, process, sources
 from infersweep.rowjobs.manifest import now
 
 AGGREGATE_VERSION = 1
@@ -71,13 +72,33 @@ def _expected_of(point: process.Point) -> dict:
             "recipe_fingerprint": point.fingerprint}
 
 
+EVAL_DIR = "eval"  # a job's eval folder, in its manifest's result-dir
+
+
+def _eval_only_job(path: Path, out: Gathered) -> None:
+    """An eval-only job (no points): its state, and whether its eval folder holds an
+    ``eval.json`` (``eval check`` judges what is in it), for ``results check --matrix``."""
+    data, row, fp = process.job_of(path)
+    if not (row or {}).get("eval-only"):
+        return
+    prov = data["provenance"]
+    folder = jobpaths.inside(path, f"{data['result-dir']}/{EVAL_DIR}", "/result-dir",
+                             os.path.realpath(path.parent))
+    out.jobs.append({"manifest": path.as_posix(), "config_key": prov["config-key"],
+                     "recipe_name": data["name"], "job_id": prov["job-id"],
+                     "job_state": prov["job-state"], "job_reason": prov["job-reason"],
+                     "eval_only": True, "recipe_fingerprint": fp,
+                     "eval": (folder / "eval.json").is_file()})
+
+
 def _from_manifest(path: Path, out: Gathered, allow_incomplete: bool) -> None:
     try:
         points = process.points_of(path)
+        if not points:
+            _eval_only_job(path, out)
+            return
     except InputError as exc:
         out.errors += [(str(path), d) for d in exc.diagnostics]
-        return
-    if not points:
         return
     first = points[0]
     if first.row is not None and first.row.get("scenario-type") == "agentic-coding":

@@ -105,6 +105,15 @@ def _load_manifest(path: Path) -> dict:
 
 def points_of(manifest_path: Path) -> list[Point]:
     """Every point of one manifest (checked against its schema), with its matrix row."""
+    data, row, fp = job_of(manifest_path)
+    root = os.path.realpath(manifest_path.parent)
+    return [Point(manifest_path, data, e, row, fp, i, root)
+            for i, e in enumerate(data["points"])]
+
+
+def job_of(manifest_path: Path) -> tuple[dict, dict | None, str | None]:
+    """One job folder's manifest (checked against its schema), its matrix row (``row.json``
+    beside it, when there is one) and the row's recipe fingerprint."""
     data = _load_manifest(manifest_path)
     row_path = manifest_path.parent / "row.json"
     row = None
@@ -117,9 +126,7 @@ def points_of(manifest_path: Path) -> list[Point]:
         if not isinstance(row, dict):
             raise _err(row_path, "the matrix row is not a JSON object")
     fp = (row.get("recipe-fingerprint") or recipe_fingerprint(row)) if row else None
-    root = os.path.realpath(manifest_path.parent)
-    return [Point(manifest_path, data, e, row, fp, i, root)
-            for i, e in enumerate(data["points"])]
+    return data, row, fp
 
 
 def read_result(path: Path, label: str) -> dict:

@@ -230,6 +230,10 @@ def problems(manifest: dict) -> list[str]:
             out.append(f"{where}: point c={p['conc']} {p['status']}: {p['reason']}")
     for u in manifest["unexpected-files"]:
         out.append(f"{where}: unexpected result file {u['file']}: {u['reason']}")
+    ev = manifest.get("eval")
+    if ev is not None and not manifest["points"] and ev["status"] != PRESENT:
+        out.append(f"{where}: eval {ev['status']}: the eval is all an eval-only job runs "
+                   f"({ev['dir']})")
     return out
 
 

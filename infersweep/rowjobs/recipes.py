@@ -127,8 +127,5 @@ def load_row(value: str | None, environ: dict[str, str]) -> tuple[dict, str]:
                                     "a launch runs one matrix row; use `infersweep sweep run` "
                                     "for several", "row-json"))
     render.check_row_schema(rows[0], source)
-    if rows[0].get("eval-only"):
-        raise InputError(Diagnostic(source, 0, 0, "an eval-only row has no throughput points",
-                                    "launch a throughput row", "row-schema"))
     return rows[0], source
 

@@ -7,7 +7,9 @@ Every row is rendered (and scaled down) before anything starts, so a bad row sto
 before the first job. A row with a previous manifest runs only the points that manifest does
 not hold; the points it does hold are copied over and keep the attempt that produced them.
 A signal cancels the running job, collects it, and writes a manifest for every row not run,
-so that each expected point is accounted for.
+so that each expected point is accounted for. An eval-only row (``evals-only``, ``all-evals``)
+has no points: its job runs the GSM8K eval alone, on every attempt (an eval is never carried
+over), and its manifest is complete only with the eval present.
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ class Planned:
     previous: dict | None = None
     previous_path: Path | None = None
     carried: list[dict] = field(default_factory=list)
+
+    @property
+    def eval_only(self) -> bool:
+        return bool(self.row.get("eval-only"))
+
+    @property
+    def has_work(self) -> bool:
+        """Points to run, or the eval of an eval-only row."""
+        return bool(self.run) or self.eval_only
 
 
 def run_context(previous: list[dict]) -> tuple[str, int]:
@@ -136,7 +147,7 @@ class RowRunner:
         by_identity = {manifests.identity(m): (p, m) for p, m in self.previous}
         matched = set()
         for key, row in pairs:
-            concs = row_concs(row)
+            concs = [] if row.get("eval-only") else row_concs(row)
             # render once for the name and the scaled lengths, again for the points to run
             probe = self._render(row, self.out_dir / "_", key)
             base = self.out_dir / _slug(key) / _slug(probe.name)
@@ -144,7 +155,9 @@ class RowRunner:
             while workdir in used:
                 workdir, n = base.with_name(f"{base.name}-{n}"), n + 1
             used.add(workdir)
-            ident = (key, probe.name, self.scale_down, probe.workload.isl, probe.workload.osl)
+            # a manifest without points (an eval-only job's) names no lengths
+            lengths = ((probe.workload.isl, probe.workload.osl) if concs else (None, None))
+            ident = (key, probe.name, self.scale_down, *lengths)
             prev_path, prev = by_identity.get(ident, (None, None))
             carried = []
             run = list(concs)
@@ -153,7 +166,8 @@ class RowRunner:
                 carried = self._carry(prev, prev_path, concs)
                 have = {e["conc"] for e in carried}
                 run = [c for c in concs if c not in have]
-            rendered = self._render({**row, "conc": run or concs}, workdir, key)
+            rendered = self._render({**row, "conc": run or concs} if concs else row, workdir,
+                                    key)
             plans.append(Planned(key, row, workdir, rendered, list(concs), run, prev, prev_path,
                                  carried))
         for ident, (path, m) in by_identity.items():
@@ -199,8 +213,9 @@ class RowRunner:
         if carried:
             manifest["points"] = sorted(manifest["points"] + carried, key=lambda e: e["conc"])
             manifest["complete"] = not manifests.problems(manifest)
-        if plan.row.get("run-eval"):
+        if plan.row.get("run-eval") or plan.eval_only:
             manifest["eval"] = eval_entry(result_dir / EVAL_DIR, plan.workdir)
+            manifest["complete"] = not manifests.problems(manifest)
         manifests.write(plan.workdir / manifests.FILENAME, manifest)
         return manifest
 
@@ -235,21 +250,24 @@ class RowRunner:
                 job.cancel(f"the {self.label}'s --timeout of {self.timeout:g} s expired")
                 return job.state()
             running = next((p.conc for p in points if p.conc not in seen), None)
-            self.display.status(f"{head}: {state}, {len(seen)}/{len(points)} points"
+            progress = "the eval" if plan.eval_only else f"{len(seen)}/{len(points)} points"
+            self.display.status(f"{head}: {state}, {progress}"
                                 + (f", c={running} running" if running else "")
                                 + f", {time.monotonic() - started:.0f} s")
 
     def _run_one(self, index: int, plan: Planned) -> dict:
         head = f"[{index}/{len(self.plans)}] {plan.key} {plan.rendered.name}"
-        if not plan.run:
+        if not plan.has_work:
             self.display.line(f"{head}: every point present in {plan.previous_path}; "
                               "nothing to run")
             prev = plan.previous["provenance"]
             m = self._not_run(plan, JobState.COMPLETED, None, job_id=prev["job-id"])
             return self._finish(plan, m)
         carried = f" ({len(plan.carried)} carried over)" if plan.carried else ""
-        self.display.line(f"{head}: {len(plan.run)} point(s) "
-                          f"{' '.join(map(str, plan.run))}{carried} on {self.executor.name}")
+        work = (f"the eval alone (eval-only row, c={plan.rendered.workload.eval_conc})"
+                if plan.eval_only else
+                f"{len(plan.run)} point(s) {' '.join(map(str, plan.run))}{carried}")
+        self.display.line(f"{head}: {work} on {self.executor.name}")
         job = self.executor.submit(plan.rendered, plan.row, plan.workdir,
                                    provenance=self._provenance(plan))
         try:
@@ -262,9 +280,10 @@ class RowRunner:
             job.cancel(f"the {self.label} stopped")
             raise
         manifest = self._finish(plan, job.collect())
-        self.display.line(f"{head}: job {job.job_id} {state}, "
-                          f"{sum(p['status'] == manifests.PRESENT for p in manifest['points'])}"
-                          f"/{len(manifest['points'])} points present")
+        done = (f"eval {manifest['eval']['status']}" if plan.eval_only else
+                f"{sum(p['status'] == manifests.PRESENT for p in manifest['points'])}"
+                f"/{len(manifest['points'])} points present")
+        self.display.line(f"{head}: job {job.job_id} {state}, {done}")
         return manifest
 
     def run(self) -> tuple[list[dict], int | None]:

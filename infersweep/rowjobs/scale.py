@@ -40,7 +40,7 @@ def scale(rendered: Rendered, factor: float, *, client: str, result_dir: str) ->
                             osl=max(MIN_OSL, round(w.osl / factor)), range_ratio=w.range_ratio,
                             concs=w.concs, prompts_per_conc=w.prompts_per_conc,
                             warmups_per_conc=w.warmups_per_conc, eval_conc=w.eval_conc,
-                            scale_down=factor)
+                            eval_only=w.eval_only, scale_down=factor)
     return _with_workload(rendered, scaled, client=client, result_dir=result_dir)
 
 

@@ -48,7 +48,7 @@ def label_problem(labels: Iterable[str]) -> str | None:
 def label_todo() -> str:
     full = ", ".join(f"`{n}`" for n in stageable_labels())
     blocking = " or ".join(f"`{n}`" for n in sorted(policy_labels.NOT_STAGEABLE_MODIFIERS))
-    return (f"Label it with one of {full} (and neither {blocking}), wait for the sweep that "
+    return (f"Label it with one of {full} (and without {blocking}), wait for the sweep that "
             "starts, then comment `/stage-results` again.")
 
 

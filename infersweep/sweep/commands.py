@@ -51,7 +51,7 @@ def _srt_slurm_sweep(pairs, repo, fleet, out, scale_down, prior, timeout, displa
     runner.label = "sweep"
     runner.srt_slurm_commit = prep.commit
     fleetrows.retag(prep, runner, environ)
-    if prep.needs_checkout and any(p.run for p in runner.plans):
+    if prep.needs_checkout and any(p.has_work for p in runner.plans):
         fleetrows.ready_checkout(prep, repo, say=display.line)
     return runner
 
@@ -112,6 +112,7 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
             **selection):
     """Expand the matrix like `matrix test-config`, run every row, print every point.
 
+    An eval-only row (--evals-only, --all-evals) runs its GSM8K eval alone, with no points.
     Ends with `results check` and, for rows marked run-eval, `eval check` on the output, and
     one line saying whether the run is stageable; with --stage a stageable run is then
     staged into the results store and the report rebuilt. Exits 0 only when every job completed,
@@ -134,11 +135,10 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
         check_out(site)  # before hours of work, not after
     catalog = catalog_from_options(config_files, runner_config)
     pairs = generate_keyed(catalog, test_config_selection(**selection))
-    pairs = [(k, r) for k, r in pairs if not r.get("eval-only")]
     pairs = grouped_pairs(pairs, repo)  # one job (one engine start) per server
     if not pairs:
         raise InputError(Diagnostic(" ".join(selection["config_keys"]), 0, 0,
-                                    "the selection produced no rows with throughput points",
+                                    "the selection produced no rows",
                                     "check the keys and filters with `infersweep matrix "
                                     "test-config --format table`", "sweep-select"))
     prior = load_previous(previous)

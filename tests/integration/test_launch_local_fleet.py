@@ -66,3 +66,37 @@ def test_the_in_run_gate_names_every_point_of_a_run_that_produced_nothing(tmp_pa
                              "--repo", REPO)
     assert code == 1
     assert "11" in out + err and "missing" in out + err
+
+
+def test_an_eval_only_row_launches_alone_and_the_gate_requires_its_eval(tmp_path, run_cli):
+    """An evals-only sweep's row (no throughput row to run after): the launch runs the GSM8K
+    eval alone; `results check --matrix` asks for the eval, not for points, and still asks
+    for it when the manifest claims it but its folder is gone."""
+    from infersweep.changelog import shards
+
+    outputs = buckets.job_outputs(_matrix([SEED], throughput=False))  # evals-only
+    row = outputs["multinode-evals"][0]  # 1P1D, the eval at 128, no points
+    outputs["multinode-evals"] = [row]
+    rows = tmp_path / "sweep-rows.json"
+    rows.write_text(shards.plan(outputs).rows_document())
+    proc = _launch(row, tmp_path / "results" / "job")
+    assert proc.returncode == 0, proc.stderr
+    assert "the eval alone (eval-only row)" in proc.stderr
+    [manifest] = (tmp_path / "results").rglob("manifest.json")
+    m = json.loads(manifest.read_text())
+    assert m["points"] == [] and m["complete"]
+    assert m["eval"]["status"] == "present" and m["eval"]["n-samples"] == 33  # ceil(1319/40)
+
+    def check():
+        return run_cli("results", "check", tmp_path / "results", "--matrix", rows,
+                       "--repo", REPO)
+
+    code, out, err = check()
+    assert code == 0, out + err
+    code, out, err = run_cli("eval", "check", tmp_path / "results", "--scope", "job",
+                             "--thresholds", REPO / "configs" / "eval-thresholds.yaml")
+    assert code == 0, out + err
+    (manifest.parent / m["eval"]["dir"] / "eval.json").unlink()  # the manifest still says present
+    code, out, err = check()
+    assert code == 1
+    assert "eval-only row's eval; no job of the run has its eval folder" in out + err

@@ -74,3 +74,52 @@ def test_seed_sweep_runs_both_evals_and_gates_on_them(tmp_path, accuracy, stall,
         assert "below the threshold 0.91" in proc.stderr
     else:
         assert retries == 0
+
+
+def test_an_evals_only_sweep_runs_the_eval_alone_gates_and_stages_it(tmp_path):
+    """`--evals-only`: the row has no points; its job starts the server and runs the GSM8K eval
+    alone, the manifest is complete with the eval present, the gate judges it, and `--stage`
+    stores the eval (no point) and shows it in the report."""
+    from infersweep.store import open_store
+
+    out, db, site = tmp_path / "out", tmp_path / "store.db", tmp_path / "site"
+    env = {**os.environ}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(frozen_checkout()),
+         "--config-files", str(FROZEN_MASTER), "--runner-config", str(FROZEN_RUNNERS),
+         "--config-keys", KEY, "--evals-only", "--conc", "128", "--scale-down", "40",
+         "--output", str(out), "--stage", "--db", str(db), "--site", str(site),
+         *_data_args()],
+        capture_output=True, text=True, timeout=600, env=env)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "the eval alone (eval-only row, c=128)" in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-4] == "stageable: yes — 0/0 points, evals pass (1)"
+    assert lines[-3].startswith("staged run ") and "0 point(s) inserted" in lines[-3]
+    assert "1 eval(s) inserted" in lines[-3]
+    [path] = out.rglob(manifests.FILENAME)
+    m = manifests.load(path)
+    assert m["points"] == [] and m["complete"]
+    assert m["eval"]["status"] == "present" and m["eval"]["n-samples"] == 33  # ceil(1319/40)
+    recipe = (path.parent / "recipe.yaml").read_text()
+    assert "eval gsm8k" in recipe and "bench serve" not in recipe
+    with open_store(str(db)) as store:
+        (staged,) = store.staged_runs()
+    assert staged.points == [] and len(staged.evals) == 1
+    page = (site / "runs" / f"{staged.run_id}-1.html").read_text()
+    assert "gsm8k" in page
+
+
+def test_an_eval_only_job_without_its_eval_is_incomplete():
+    """The eval is all an eval-only job runs: without it the manifest names the problem (and
+    `sweep run` and `launch` exit 1), whatever the job's state."""
+    m = {"name": "r", "provenance": {"config-key": KEY, "job-id": "local-1",
+                                     "job-state": "COMPLETED", "job-reason": None},
+         "points": [], "unexpected-files": [],
+         "eval": {"dir": "logs/fixed-seq/eval", "status": "missing"}}
+    assert manifests.problems(m) == [
+        f"{KEY} r (job local-1): eval missing: the eval is all an eval-only job runs "
+        "(logs/fixed-seq/eval)"]
+    assert manifests.problems({**m, "eval": {**m["eval"], "status": "present"}}) == []

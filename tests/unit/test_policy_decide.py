@@ -91,7 +91,7 @@ def expected(s: Scenario) -> dict:
     if s.fork or not primaries or s.skip_marker:
         return {**out, "decision": "skip"}
     matrix, canary, fail_fast, stageable = TABLE[primaries[0]]
-    if "evals-only" in on or "agentx-fast" in on:
+    if "agentx-fast" in on:
         stageable = False
     return {**out, "decision": "run", "mode": matrix, "canary": canary, "fail-fast": fail_fast,
             "stageable": stageable, "all-evals": "all-evals" in on,
@@ -219,10 +219,14 @@ def test_full_sweep_with_all_evals_stays_stageable():
     assert d.all_evals and d.stageable
 
 
-@pytest.mark.parametrize("modifier", ["evals-only", "agentx-fast"])
-def test_evals_only_and_agentx_fast_are_not_stageable(modifier):
-    d = _pr(labels=["full-sweep-enabled", modifier])
+def test_agentx_fast_is_not_stageable():
+    d = _pr(labels=["full-sweep-enabled", "agentx-fast"])
     assert d.run and not d.stageable
+
+
+def test_evals_only_is_stageable_its_evals_are_staged_like_any_other_row():
+    d = _pr(labels=["full-sweep-enabled", "evals-only"])
+    assert d.run and d.evals_only and d.stageable
 
 
 def test_no_label_skips_with_a_hint():

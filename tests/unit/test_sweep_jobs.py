@@ -81,12 +81,15 @@ def test_a_canary_whose_point_is_the_eval_point_takes_the_eval():
     assert "eval-conc" not in outputs["multi-node"][0]
 
 
-def test_an_eval_with_no_throughput_row_stays_an_eval_row_and_is_not_launched():
+def test_an_eval_with_no_throughput_row_stays_an_eval_row_and_is_launched_on_its_own():
     outputs = buckets.job_outputs(_matrix([SEED], throughput=False))  # evals-only
     assert len(outputs["multinode-evals"]) == 2
     split = launchable.split(outputs, REPO)
-    assert split.rows["multinode-evals"] == []
-    assert [why for _, _, why in split.refused] == [launchable.EVAL_ALONE] * 2
+    assert split.refused == []
+    assert [r["eval-only"] for r in split.rows["multinode-evals"]] == [True, True]
+    # the job runs the eval alone: its time limit is a job's, with no point to add
+    assert all(split.timeouts[buckets.recipe_fingerprint(r)] > 0
+               for r in split.rows["multinode-evals"])
 
 
 def test_rows_no_launcher_can_run_are_listed_not_fanned_out_and_still_expected(tmp_path):

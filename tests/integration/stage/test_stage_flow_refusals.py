@@ -90,7 +90,7 @@ def test_a_fork_pull_request_is_refused(gh, tmp_path, run_cli):
 
 
 @pytest.mark.parametrize("labels", [(), ("sweep-enabled",), ("full-sweep-fail-fast",
-                                                            "evals-only")])
+                                                            "agentx-fast")])
 def test_a_pull_request_without_a_full_sweep_label_is_refused(gh, tmp_path, run_cli, labels):
     sr.sweep(gh, tmp_path, labels=labels).add_run()
     body = _refused(sr.stage(run_cli, gh, tmp_path, f"/stage-results {sr.RUN}"), gh,

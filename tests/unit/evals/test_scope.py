@@ -23,3 +23,11 @@ def test_the_jobs_manifest_beside_the_eval_folder_decides(tmp_path):
     assert of_job(tmp_path / "eval") is Scope.LOCAL
     (tmp_path / "manifest.json").write_text("[]")
     assert of_job(tmp_path / "eval") is Scope.FULL
+
+
+def test_the_jobs_manifest_above_the_result_dir_decides(tmp_path):
+    """A job writes its eval into its manifest's result-dir (``logs/fixed-seq/eval``)."""
+    folder = tmp_path / "job" / "logs" / "fixed-seq" / "eval"
+    folder.mkdir(parents=True)
+    (tmp_path / "job" / "manifest.json").write_text(json.dumps({"scale-down": 40}))
+    assert of_job(folder) is Scope.LOCAL

@@ -26,11 +26,14 @@ def test_write_maintain_or_admin(permission, ok):
     ([], "carries no full-sweep label"),
     ([L.SWEEP_ENABLED], "carries no full-sweep label"),
     (["bug", L.ALL_EVALS], "carries no full-sweep label"),
-    ([L.FULL_SWEEP_FAIL_FAST, L.EVALS_ONLY], "`evals-only`, which makes a sweep that is not"),
-    ([L.FULL_SWEEP_ENABLED, L.AGENTX_FAST], "`agentx-fast`"),
+    ([L.FULL_SWEEP_ENABLED, L.AGENTX_FAST], "`agentx-fast`, which makes a sweep that is not"),
 ])
 def test_labels_that_do_not_make_a_stageable_sweep(labels, fragment):
     assert fragment in authorize.label_problem(labels)
+
+
+def test_an_evals_only_sweep_is_stageable():
+    assert authorize.label_problem([L.FULL_SWEEP_FAIL_FAST, L.EVALS_ONLY]) is None
 
 
 @pytest.mark.parametrize("labels", [

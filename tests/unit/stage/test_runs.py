@@ -21,7 +21,7 @@ TIMELINE = [
     _ev("unlabeled", "sweep-enabled", "2026-11-30T09:00:00Z"),
     _ev("labeled", FULL, "2026-11-30T09:00:00Z"),
     _ev("unlabeled", FULL, "2026-11-30T12:00:00Z"),
-    _ev("labeled", "evals-only", "2026-11-30T13:00:00Z"),
+    _ev("labeled", "agentx-fast", "2026-11-30T13:00:00Z"),
     _ev("labeled", FULL, "2026-11-30T14:00:00Z"),
 ]
 
@@ -32,7 +32,7 @@ TIMELINE = [
     ("2026-11-30T09:00:00Z", {FULL}),            # events at the very second count
     ("2026-11-30T11:59:59Z", {FULL}),
     ("2026-11-30T12:30:00Z", set()),
-    ("2026-11-30T15:00:00Z", {"evals-only", FULL}),
+    ("2026-11-30T15:00:00Z", {"agentx-fast", FULL}),
 ])
 def test_labels_at_replays_the_timeline(moment, labels):
     assert runs.labels_at(TIMELINE, moment) == labels
@@ -72,7 +72,7 @@ def test_a_valid_run_has_no_problems_whatever_its_conclusion():
     ({"status": "in_progress"}, "has not completed"),
     ({"created_at": "2026-11-30T08:30:00Z"}, "carries no full-sweep label"),
     ({"created_at": "2026-11-30T12:30:00Z"}, "carries no full-sweep label"),
-    ({"created_at": "2026-11-30T15:00:00Z"}, "`evals-only`"),
+    ({"created_at": "2026-11-30T15:00:00Z"}, "`agentx-fast`"),
     ({"repository": {"full_name": "mallory/r"}}, "ran in mallory/r"),
 ])
 def test_each_reason_a_run_is_refused(over, fragment):
