@@ -63,6 +63,7 @@ def test_the_page_holds_every_point_per_offload_mode(entries, tmp_path):
     assert "1 of 3 results of this config: local, not publishable" in page
     index = (tmp_path / "site" / "index.html").read_text()
     assert 'href="agentic.html#dsv4-fp4-b200-dgxc-vllm"' in index
+    assert 'href="explorer.html#model=&amp;seq=agentic"' in index  # the explorer's view
 
 
 def test_no_agentic_results_no_page(tmp_path):
