@@ -13,14 +13,17 @@ The explorer at scale (issue 24: 1,000 staged runs x 200 points): synthetic stag
 in memory (20 configs over four GPUs, two precisions, ISL/OSL 8k/1k and 1k/1k, 5 concurrencies
 per series), the explorer's data file and page written as `report build` writes them, the
 whole site built for a slice of them, and the page opened in headless Chromium (Selenium and
-chromedriver) until its first chart is drawn:
+chromedriver) until its first chart is drawn (median of REPEAT fresh browsers), then switched to
+the view of every point; and plotly.js's basic and whole bundles alone, for comparison:
 
     python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 [--full-runs 50]
+        [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -153,8 +156,8 @@ def synthetic_runs(n_runs: int, points: int) -> list:
     return out
 
 
-def first_chart_seconds(page: Path) -> float:
-    """From navigation start to the explorer's 'explorer-drawn' mark, in headless Chromium."""
+@contextlib.contextmanager
+def _chromium():
     import shutil
 
     from selenium import webdriver
@@ -169,22 +172,60 @@ def first_chart_seconds(page: Path) -> float:
                               service=Service(executable_path=shutil.which("chromedriver")))
     try:
         driver.set_page_load_timeout(120)
-        driver.get(page.as_uri())
-        for _ in range(1200):
-            ms = driver.execute_script(
-                "const m = performance.getEntriesByName('explorer-drawn');"
-                "return m.length ? m[0].startTime : null;")
-            if ms is not None:
-                return ms / 1000
-            time.sleep(0.05)
-        raise RuntimeError("the explorer's chart was never drawn")
+        yield driver
     finally:
         driver.quit()
 
 
-def explorer_scale(n_runs: int, points: int, full_runs: int) -> None:
+def _until(driver, script: str, what: str, timeout: float = 120.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        value = driver.execute_script(script)
+        if value is not None:
+            return value
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} never happened")
+
+
+DRAWN = ("const m = performance.getEntriesByName('explorer-drawn');"
+         "return m.length ? m[0].startTime / 1000 : null;")
+# every point of every run, no frontier: 200,000 points, drawn by WebGL (the whole bundle)
+HEAVY_VIEW = "#model=&seq=&run=all&frontier=0"
+
+
+def page_seconds(page: Path) -> tuple[float, float]:
+    """A fresh browser each time: navigation start to the explorer's 'explorer-drawn' mark
+    (the first chart), then the heaviest view (every point) from the moment it is asked for
+    until drawn, which loads plotly's whole bundle first."""
+    with _chromium() as driver:
+        driver.get(page.as_uri())
+        first = _until(driver, DRAWN, "the explorer's first chart")
+        driver.execute_script("performance.clearMarks('explorer-drawn');"
+                              "window.heavyStart = performance.now();"
+                              f"location.hash = {HEAVY_VIEW!r};")
+        heavy = _until(driver, "const m = performance.getEntriesByName('explorer-drawn');"
+                       "return m.length ? (m[0].startTime - heavyStart) / 1000 : null;",
+                       "the view of every point")
+        return first, heavy
+
+
+def bundle_seconds(site: Path, bundle: str) -> float:
+    """A page with only ``bundle`` and an empty chart: navigation start to drawn."""
+    page = site / f"bundle-{bundle}.html"
+    page.write_text(f'<!DOCTYPE html><div id="c"></div><script src="{bundle}"></script>'
+                    '<script>Plotly.newPlot("c", [{x: [1], y: [1]}]).then(() => '
+                    'performance.mark("explorer-drawn"));</script>', encoding="utf-8")
+    try:
+        with _chromium() as driver:
+            driver.get(page.as_uri())
+            return _until(driver, DRAWN, f"{bundle}'s chart")
+    finally:
+        page.unlink()
+
+
+def explorer_scale(n_runs: int, points: int, full_runs: int, repeat: int) -> None:
     from infersweep.report import build, costs, explorerdata
-    from infersweep.report.site import BuildSummary, _Writer
+    from infersweep.report.site import PLOTLY_BASIC_JS, BuildSummary, _Writer
 
     start = time.perf_counter()
     runs = synthetic_runs(n_runs, points)
@@ -204,7 +245,11 @@ def explorer_scale(n_runs: int, points: int, full_runs: int) -> None:
         explorer_s = time.perf_counter() - start
         data_mb = (site / explorerdata.FILE).stat().st_size / 1e6
         site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
-        drawn = first_chart_seconds(site / "explorer.html")
+        loads = [page_seconds(site / "explorer.html") for _ in range(repeat)]
+        drawn = statistics.median(f for f, _ in loads)
+        heavy = statistics.median(h for _, h in loads)
+        bundles = {b: statistics.median(bundle_seconds(site, b) for _ in range(repeat))
+                   for b in (PLOTLY_BASIC_JS, "plotly.min.js")}
         start = time.perf_counter()
         build(runs[:full_runs], t / "full", costs=gpu)
         full_s = time.perf_counter() - start
@@ -216,8 +261,12 @@ def explorer_scale(n_runs: int, points: int, full_runs: int) -> None:
     print(f"| explorer data file + page written, {n_runs} runs | {explorer_s:.2f} s |")
     print(f"| explorer data file | {data_mb:.1f} MB |")
     print(f"| explorer site (page, scripts, data, plotly.min.js) | {site_mb:.1f} MB |")
-    print(f"| first chart drawn in headless Chromium (navigation start to drawn) | "
-          f"{drawn:.2f} s |")
+    print(f"| first chart drawn in headless Chromium (navigation start to drawn), median of "
+          f"{repeat} | {drawn:.2f} s |")
+    print(f"| the view of every point ({HEAVY_VIEW}: WebGL, loads plotly.min.js) | "
+          f"{heavy:.2f} s |")
+    for name, s in bundles.items():
+        print(f"| {name} alone, an empty chart drawn | {s:.2f} s |")
     print(f"| whole `build()` (every page), first {full_runs} runs | {full_s:.2f} s, "
           f"{full_mb:.1f} MB |")
 
@@ -234,7 +283,7 @@ def main() -> None:
                     help="How many of the synthetic runs the whole-site build is timed on.")
     args = ap.parse_args()
     if args.explorer_runs:
-        explorer_scale(args.explorer_runs, args.points, args.full_runs)
+        explorer_scale(args.explorer_runs, args.points, args.full_runs, args.repeat)
         return
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)

@@ -16,6 +16,7 @@ sets one global, because a page opened from ``file://`` may not fetch a JSON fil
 from __future__ import annotations
 
 import json
+import operator
 
 from infersweep.report import packing, pareto
 from infersweep.report.costs import GpuCosts
@@ -49,6 +50,17 @@ POINT_COLUMNS = (*METRICS, *AGENTIC_METRICS)
 _SERIES_FIELDS = ("config_key", "model", "hw", "framework", "precision", "spec_decoding",
                   "disagg", "isl", "osl", "scale_down", "recipe_name", "topology", "image",
                   "recipe_fingerprint", "job_id")
+_METRIC_FIELDS = tuple(METRICS.values())
+_series_fields = operator.itemgetter(*_SERIES_FIELDS)
+_metric_fields = operator.itemgetter(*_METRIC_FIELDS)
+
+
+def _fields(getter, names: tuple, p: dict) -> tuple:
+    """The row's values of ``names`` (None for a missing one), fast when it has them all."""
+    try:
+        return getter(p)
+    except KeyError:
+        return tuple(p.get(f) for f in names)
 
 
 def seq_label(isl, osl, scale_down=1) -> str:
@@ -75,9 +87,12 @@ def _spec(v) -> str:
     return "none" if v in (None, "", "none", False) else str(v)
 
 
-def _num(v):
-    """A metric as float or None (fast for the usual float)."""
-    return v if type(v) is float else pareto.number(v)
+def _numbers(values: list) -> list:
+    """A column as floats or None (what :func:`pareto.number` reads), at once when it holds
+    only finite floats and None, as rows do."""
+    if all(v is None or (type(v) is float and v - v == 0.0) for v in values):
+        return values
+    return [pareto.number(v) for v in values]
 
 
 class _Columns:
@@ -110,7 +125,7 @@ class _Columns:
         rows = [(s, c, m) for s, pts in enumerate(self.series_points) for c, m in pts]
         out = {"series": [s for s, _, _ in rows], "conc": [c for _, c, _ in rows]}
         for i, name in enumerate(POINT_COLUMNS):
-            out[name] = [m[i] for _, _, m in rows]
+            out[name] = _numbers([m[i] for _, _, m in rows])
         return out
 
 
@@ -134,7 +149,7 @@ _NO_AGENTIC = (None,) * len(AGENTIC_METRICS)
 def _fixed(cols: _Columns, run: int, p: dict, costs: GpuCosts | None) -> None:
     if not p.get("successful", True) or p.get("isl") is None or p.get("osl") is None:
         return
-    key = (run, *(p.get(f) for f in _SERIES_FIELDS))
+    key = (run, _fields(_series_fields, _SERIES_FIELDS, p))
     try:
         series = cols.row_series.get(key)
     except TypeError:  # a field that is not hashable: no shortcut
@@ -145,9 +160,9 @@ def _fixed(cols: _Columns, run: int, p: dict, costs: GpuCosts | None) -> None:
         series = cols.series(run, _attrs(p, costs, "fixed-seq-len", seq, topology))
         if key is not None:
             cols.row_series[key] = series
-    metrics = [_num(p.get(f)) for f in METRICS.values()]
-    if p.get("power_valid") is False:
-        metrics[-1] = None  # jpt_measured: a measurement the row says is not valid
+    metrics = _fields(_metric_fields, _METRIC_FIELDS, p)
+    if p.get("power_valid") is False:  # jpt_measured: a measurement the row says is not valid
+        metrics = (*metrics[:-1], None)
     cols.point(series, p.get("conc"), (*metrics, *_NO_AGENTIC))
 
 
@@ -158,8 +173,8 @@ def _agentic(cols: _Columns, run: int, entry: dict, costs: GpuCosts | None) -> N
          "recipe_fingerprint": values.get("recipe_fingerprint"), "recipe_name": entry["name"]}
     attrs = _attrs(p, costs, "agentic", AGENTIC_SEQ, f"KV offload {offload_mode(r)}",
                    local=not values.get("publishable"))
-    metrics = [None if m == "jpt_measured" else _num(values.get(f)) for m, f in METRICS.items()]
-    metrics += [_num(values.get(f)) for f in AGENTIC_METRICS.values()]
+    metrics = [None if m == "jpt_measured" else values.get(f) for m, f in METRICS.items()]
+    metrics += [values.get(f) for f in AGENTIC_METRICS.values()]
     cols.point(cols.series(run, attrs), values.get("conc"), tuple(metrics))
 
 
