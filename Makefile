@@ -42,9 +42,13 @@ AGENTIC_STAMP := $(AGENTIC_VENV)/infersweep-client.json
 $(AGENTIC_STAMP): configs/agentic-client.lock configs/runtimes.yaml $(RUN_STAMP)
 	$(BIN)/infersweep agentic client install --venv $(AGENTIC_VENV)
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist); tests that share a session-wide
+# service or fixture stay on one worker (--dist loadgroup, groups in tests/conftest.py).
+# TEST_WORKERS=0 runs everything in this process.
+TEST_WORKERS ?= 2
 test: $(TEST_STAMP) $(AGENTIC_STAMP) lint
 	INFERSWEEP_TEST_AGENTIC_CLIENT_VENV=$(abspath $(AGENTIC_VENV)) \
-	  $(BIN)/python -m pytest -q -rs $(PYTEST_ARGS)
+	  $(BIN)/python -m pytest -q -rs -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 # One agentic-coding config on this machine: its rows at concurrency 4 replayed by the pinned
 # client against the simulator for a 30 s window each (--scale-down 120), then staged.

@@ -99,3 +99,26 @@ def run_cli(capsys, monkeypatch):
         return code, out, err
 
     return run
+
+
+# Tests that share one session-wide resource run on one xdist worker (``--dist loadgroup``):
+# the local Slurm cluster (its nodes and queue), and each folder's session fixtures (act's
+# action trees and tool cache, the real engine, srtctl), which are built once per worker.
+XDIST_GROUPS = {
+    "tests/integration/workflows/test_run_sweep_local_slurm.py": "slurm",
+    "tests/integration/slurm/": "slurm",
+    "tests/integration/workflows/": "act",
+    "tests/integration/engine/": "engine",
+    "tests/integration/recipe_coverage/": "srtctl",
+    "tests/integration/evals/": "evals",
+    "tests/integration/store/": "store",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.path)).relative_to(REPO).as_posix()
+        for prefix, group in XDIST_GROUPS.items():
+            if path.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))
+                break
