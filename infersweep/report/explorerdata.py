@@ -161,8 +161,9 @@ def _fixed(cols: _Columns, run: int, p: dict, costs: GpuCosts | None) -> None:
         if key is not None:
             cols.row_series[key] = series
     metrics = _fields(_metric_fields, _METRIC_FIELDS, p)
-    if p.get("power_valid") is False:  # jpt_measured: a measurement the row says is not valid
-        metrics = (*metrics[:-1], None)
+    if p.get("power_valid") is False:  # a power measurement the row says is not valid
+        metrics = tuple(None if m == "jpt_measured" else v
+                        for m, v in zip(METRICS, metrics, strict=True))
     cols.point(series, p.get("conc"), (*metrics, *_NO_AGENTIC))
 
 

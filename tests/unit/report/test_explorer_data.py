@@ -84,6 +84,12 @@ def test_each_series_points_are_together_and_agentic_results_have_their_rates(ru
     assert series == sorted(series) and len(series) == len(shuffled.points)
     assert set(data["points"]) == {"series", "conc", *explorerdata.POINT_COLUMNS}
     assert all(v is None for v in data["points"]["gpu_hit"])  # rates: agentic results only
+    measured = [{**q, "joules_per_total_token": 0.5, "power_valid": i % 2 == 0}
+                for i, q in enumerate(old.points)]
+    data = explorerdata.arrange([dataclasses.replace(old, points=measured)], None)
+    valid = sum(q["power_valid"] for q in measured)  # an invalid measurement is left out
+    assert sorted(v for v in data["points"]["jpt_measured"] if v) == [0.5] * valid
+    assert 0 < valid < len(measured)
     with pytest.raises(ValueError, match="not an explorer data file"):
         explorerdata.load_script("var x = 1;")
 
