@@ -147,7 +147,7 @@ class RowRunner:
         by_identity = {manifests.identity(m): (p, m) for p, m in self.previous}
         matched = set()
         for key, row in pairs:
-            concs = [] if row.get("eval-only") else row_concs(row)
+            concs = [] if row.get("eval-only") else row_concs(row)  # an eval-only row: none
             # render once for the name and the scaled lengths, again for the points to run
             probe = self._render(row, self.out_dir / "_", key)
             base = self.out_dir / _slug(key) / _slug(probe.name)
@@ -212,10 +212,9 @@ class RowRunner:
             carried.append({**p, "file": os.path.relpath(dst, plan.workdir)})
         if carried:
             manifest["points"] = sorted(manifest["points"] + carried, key=lambda e: e["conc"])
-            manifest["complete"] = not manifests.problems(manifest)
         if plan.row.get("run-eval") or plan.eval_only:
             manifest["eval"] = eval_entry(result_dir / EVAL_DIR, plan.workdir)
-            manifest["complete"] = not manifests.problems(manifest)
+        manifest["complete"] = not manifests.problems(manifest)
         manifests.write(plan.workdir / manifests.FILENAME, manifest)
         return manifest
 

@@ -27,10 +27,11 @@ def artifacts_of(run) -> dict[str, bytes]:
             for folder in run.artifacts() if (folder / f"{folder.name}.zip").is_file()}
 
 
-def serve_run(gh: GitHubDouble, run, pr, *, label: str = "full-sweep-fail-fast") -> None:
-    """The pull request (its commits, the label's timeline) and the run with its artifacts."""
+def serve_run(gh: GitHubDouble, run, pr, *,
+              labels: tuple[str, ...] = ("full-sweep-fail-fast",)) -> None:
+    """The pull request (its commits, its labels' timeline) and the run with its artifacts."""
     gh.add_pull(pr.pr.number, head_sha=pr.head_sha, commits=[pr.base_sha, pr.head_sha],
-                labels=(label,), label_events=[("labeled", label, LABELED_AT)])
+                labels=labels, label_events=[("labeled", name, LABELED_AT) for name in labels])
     gh.state.permissions.update({COMMENTER: "maintain"})
     gh.add_run(ACT_RUN_ID, head_sha=pr.head_sha, created_at=CREATED,
                pr_numbers=(pr.pr.number,))

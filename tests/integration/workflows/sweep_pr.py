@@ -93,9 +93,11 @@ class SweepPR:
 
 def open_pr(worktree: Path, sandbox: GitSandbox, work: Path, *,
             label="full-sweep-fail-fast", keys=(SEED,), number=7,
-            base_files: Callable[[Path, GitSandbox], dict[str, str]] | None = None) -> SweepPR:
+            base_files: Callable[[Path, GitSandbox], dict[str, str]] | None = None,
+            labels: tuple[str, ...] = ()) -> SweepPR:
     """In a clone of ``worktree`` under ``work``: re-pin the base, append the entry on a head
-    commit, publish both as PR #number (act runs from ``work/clone``). ``base_files(source,
+    commit, publish both as PR #number (act runs from ``work/clone``), the event labeling it
+    ``label`` (``labels``: the PR's labels before). ``base_files(source,
     sandbox)``, called once the sandbox serves the pinned repositories, gives more test data
     for the base commit ({path: text}), e.g. :func:`local_slurm_fleet`."""
     source, base, head = _entry_commits(worktree, sandbox, work, keys, base_files)
@@ -103,7 +105,7 @@ def open_pr(worktree: Path, sandbox: GitSandbox, work: Path, *,
                               number=number, head_ref="changelog-entry")
     event = pull_request_event(repository=REPOSITORY, number=number, head_sha=head,
                                base_sha=base, head_ref=pr.head_ref, label=label,
-                               title=f"Re-run {' '.join(keys)}")
+                               labels=labels, title=f"Re-run {' '.join(keys)}")
     return SweepPR(pr, event, base, head)
 
 

@@ -80,3 +80,54 @@ def test_single_node_rows_run_grouped_through_their_workflow(single_sweep):
     names = {p.name for p in run.artifacts()}
     assert {n for n in names if n.startswith("bmk_")} == {
         "bmk_canary-single-node-1_1", "bmk_single-node-1_1"}, names
+
+
+def test_an_evals_only_pull_request_runs_gates_and_stages_its_eval(
+        act_executable, action_trees, python_tool_cache, worktree_repo, tmp_path_factory):
+    """The same entry on a pull request labeled full-sweep-fail-fast and evals-only: its one
+    eval row (c16, no throughput row to run after) launches alone on the local fleet, collect
+    gates it (the matrix asks it for its eval, not for points), and `/stage-results` stores
+    the eval and no point."""
+    from infersweep.store import open_store
+    from tests.ghdouble import GitHubDouble
+    from tests.integration.workflows.staging import (
+        ACT_RUN_ID,
+        COMMENTER,
+        TOKEN,
+        run_stage_results,
+        serve_run,
+    )
+    from tests.integration.workflows.sweep_pr import WORKFLOW, open_pr
+
+    work = tmp_path_factory.mktemp("evals-only-sweep")
+    sandbox = GitSandbox(work / "github")
+    labels = ("full-sweep-fail-fast", "evals-only")
+    pr = open_pr(worktree_repo[0], sandbox, work, keys=(KEY,), base_files=_config,
+                 label=labels[1], labels=labels[:1])
+    run = run_in_sandbox(sandbox, WORKFLOW, "pull_request", pr.event, repo_dir=pr.pr.clone,
+                         work=work, act=act_executable, trees=action_trees,
+                         toolcache=python_tool_cache, name="evals-only", timeout=1200)
+    assert run.ok, describe(run)
+    setup = run.log.job("setup").step("matrix").outputs
+    assert json.loads(setup["canary-single-node"]) == []  # no throughput point, no canary
+    assert [e["title"] for e in json.loads(setup["single-1"])] == ["dsv4 vllm tp8 8k1k c16 eval"]
+    benchmarks = {k: v for k, v in run.log.results().items() if "/Benchmark/" in k}
+    assert list(benchmarks.values()) == ["success"], run.log.results()
+    collect = run.log.job("collect")
+    assert not [a for a in collect.annotations if a.level == "error"], describe(run)
+    text = "\n".join(collect.output)
+    assert "results check: passed" in text and "PASS" in text, text[-3000:]
+
+    db_url = f"sqlite:///{work / 'store.db'}"
+    with GitHubDouble(repository=pr.pr.repository, token=TOKEN) as gh:
+        serve_run(gh, run, pr, labels=labels)
+        stage = run_stage_results(gh, sandbox, pr, work, act=act_executable,
+                                  trees=action_trees, toolcache=python_tool_cache,
+                                  db_url=db_url)
+        (note,) = gh.comments_on(pr.pr.number)
+    assert stage.ok, describe(stage)
+    assert note["body"].startswith(f"@{COMMENTER} staged [run {ACT_RUN_ID}]"), note["body"]
+    assert "0 point(s), 1 eval(s)" in note["body"], note["body"]
+    with open_store(db_url) as store:
+        (staged,) = store.staged_runs()
+    assert staged.points == [] and [e["task"] for e in staged.evals] == ["gsm8k"]
