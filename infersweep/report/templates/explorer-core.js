@@ -352,6 +352,11 @@
     return out;
   }
 
+  // the points of hitRates' lines, each once, in the lines' order
+  function hitPoints(hits) {
+    return Array.from(new Set(hits.flatMap((h) => h.points)));
+  }
+
   function csvCell(v) {
     const t = v === null || v === undefined ? "" : String(v);
     return /[",\n\r]/.test(t) || /^[=+\-@]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
@@ -361,6 +366,11 @@
     "disagg", "seq", "recipe", "topology", "image", "fingerprint", "job"];
   const CSV_AGENTIC = ["local", "gpu_hit", "cpu_hit", "theory_hit", "kv_usage"];
 
+  // an agentic point's CSV_AGENTIC cells
+  function agenticCells(p) {
+    return CSV_AGENTIC.map((k) => (k === "local" ? p.s.local || "no" : p[k]));
+  }
+
   function csvLines(head, rows) {
     return [head].concat(rows).map((cells) => cells.map(csvCell).join(",")).join("\n") + "\n";
   }
@@ -368,9 +378,9 @@
   // the chart's data as CSV: one line per plotted point, with its run id and attempt (and
   // in the agentic view whether it is a local result, and its cache hit rates)
   function csv(list, st, runs) {
-    const agentic = isAgentic(st) ? CSV_AGENTIC : [];
+    const agentic = isAgentic(st);
     const head = ["group"].concat(CSV_IDENTITY, ["conc", "run_id", "attempt", "run_date",
-      "x_" + st.x, "y_" + st.y, "on_frontier"], agentic);
+      "x_" + st.x, "y_" + st.y, "on_frontier"], agentic ? CSV_AGENTIC : []);
     const rows = [];
     for (const g of list) {
       const front = new Set(g.frontier);
@@ -378,7 +388,7 @@
         const s = e.p.s;
         rows.push([g.name].concat(CSV_IDENTITY.map((k) => s[k]), [e.p.conc, runs.id[s.run],
           runs.attempt[s.run], runs.date[s.run], e.x, e.y, front.has(e) ? "yes" : "no"],
-        agentic.map((k) => (k === "local" ? s.local || "no" : e.p[k]))));
+        agentic ? agenticCells(e.p) : []));
       }
     }
     return csvLines(head, rows);
@@ -387,22 +397,14 @@
   // the cache hit rates' chart data as CSV: one line per point of the series shown
   function hitsCsv(hits, runs) {
     const head = CSV_IDENTITY.concat(["conc", "run_id", "attempt", "run_date"], CSV_AGENTIC);
-    const seen = new Set(), rows = [];
-    for (const h of hits) {
-      for (const p of h.points) {
-        if (seen.has(p)) continue;
-        seen.add(p);
-        rows.push(CSV_IDENTITY.map((k) => p.s[k]).concat([p.conc, runs.id[p.s.run],
-          runs.attempt[p.s.run], runs.date[p.s.run]],
-        CSV_AGENTIC.map((k) => (k === "local" ? p.s.local || "no" : p[k]))));
-      }
-    }
-    return csvLines(head, rows);
+    return csvLines(head, hitPoints(hits).map((p) => CSV_IDENTITY.map((k) => p.s[k]).concat(
+      [p.conc, runs.id[p.s.run], runs.attempt[p.s.run], runs.date[p.s.run]],
+      agenticCells(p))));
   }
 
   const api = { X_METRICS, FILTERS, AGENTIC, HIT_RATES, yMetrics, decode, yValue, frontier,
     groupOf, groupName, isAgentic, defaultState, parseState, stateHash, select, selectSeries,
-    groups, hitRates, csv, hitsCsv, csvCell, runKey, usdPerHour, kwPerGpu, unpackInts,
+    groups, hitRates, hitPoints, csv, hitsCsv, csvCell, runKey, usdPerHour, kwPerGpu, unpackInts,
     unpackNumbers };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.InfersweepExplorer = api;

@@ -160,8 +160,8 @@
     $("y-head").textContent = Y[state.y].label;
   }
 
-  // the agentic view's second chart: cache hit rates per concurrency, a line per series and
-  // rate (the series' colour, the rate's dash), and its table
+  // the agentic view's second chart: cache hit rates per concurrency, a line per run, config,
+  // KV-offload mode (a colour) and rate (a dash), and its table
   function drawHits(points) {
     const hits = X.hitRates(points), r = decoded.runs, colour = new Map();
     const data = hits.map((h) => {
@@ -184,10 +184,7 @@
       legend: { orientation: "h", y: -0.2 },
     };
     window.explorerView.hits = hits;
-    const seen = new Set(), rows = [];
-    for (const h of hits) {
-      for (const p of h.points) if (!seen.has(p)) { seen.add(p); rows.push({ p: p, local: p.s.local }); }
-    }
+    const rows = X.hitPoints(hits).map((p) => ({ p: p, local: p.s.local }));
     fillTable("hits", "hits-note", rows, ({ p }) => [p.s.config, p.s.topology, r.label[p.s.run],
       r.date[p.s.run], p.conc, pct(p.gpu_hit), pct(p.cpu_hit), pct(p.theory_hit), pct(p.kv_usage),
       p.s.local ? LOCAL : "yes"]);
