@@ -193,8 +193,9 @@ def _env_differences(a: dict, b: dict) -> list[Difference]:
     return out
 
 
-def differences(a: dict, b: dict) -> list[Difference]:
-    sa, sb = sections(a), sections(b)
+def differences(a: dict, b: dict, sections_of=sections) -> list[Difference]:
+    """``sections_of``: :func:`sections`, or a cache of it (one recipe diffed against many)."""
+    sa, sb = sections_of(a), sections_of(b)
     out: list[Difference] = []
     for section in SECTIONS:
         if section == "environment":

@@ -98,20 +98,26 @@ class _Texts:
         return n
 
 
-def _diff(a: str, b: str) -> list | dict:
-    """``recipe diff`` of two texts as [section, key, A, B] lines (A or B None when unset),
-    or {"error": why} when one does not parse."""
+def _parsed(text: str) -> dict | str:
+    """A recipe text as ``recipe diff`` reads it, or why it cannot be read."""
     from infersweep.yamldoc import parse_yaml
 
     try:
-        da, db = parse_yaml(a, "recipe A").data, parse_yaml(b, "recipe B").data
+        data = parse_yaml(text, "recipe").data
     except InputError as exc:
-        return {"error": str(exc.diagnostics[0])}
-    if not isinstance(da, dict) or not isinstance(db, dict):
-        return {"error": "a recipe is not a YAML mapping"}
+        return str(exc.diagnostics[0])
+    return data if isinstance(data, dict) else "a recipe must be a YAML mapping"
+
+
+def _diff(a: dict | str, b: dict | str, sections_of) -> list | dict:
+    """``recipe diff`` of two parsed recipes as [section, key, A, B] lines (A or B None when
+    unset), or {"error": why} when one could not be read."""
+    for doc in (a, b):
+        if isinstance(doc, str):
+            return {"error": doc}
     return [[d.section, d.key, None if d.a is differ.ABSENT else differ.show(d.a),
              None if d.b is differ.ABSENT else differ.show(d.b)]
-            for d in differ.differences(da, db)]
+            for d in differ.differences(a, b, sections_of)]
 
 
 def _slot(p: dict) -> tuple | None:
@@ -152,11 +158,20 @@ def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict, dict]:
             fp = p.get("recipe_fingerprint") or ""
             if default.get((*name, fp), NO_TEXT) != n:
                 exceptions.setdefault(run_key(run), {})[f"{name[0]}\n{name[1]}"] = n
-    diffs = {}
+    diffs, parsed, reduced = {}, {}, {}
+
+    def sections_of(doc: dict) -> dict:  # each recipe reduced once, however many pairs
+        if id(doc) not in reduced:
+            reduced[id(doc)] = differ.sections(doc)
+        return reduced[id(doc)]
+
     for ids in slots.values():
+        for n in ids:
+            if n not in parsed:
+                parsed[n] = _parsed(texts.texts[n])
         for a, b in combinations(sorted(ids), 2):
             if f"{a} {b}" not in diffs:
-                diffs[f"{a} {b}"] = _diff(texts.texts[a], texts.texts[b])
+                diffs[f"{a} {b}"] = _diff(parsed[a], parsed[b], sections_of)
     return ({"\n".join(k): n for k, n in sorted(default.items())}, exceptions, diffs)
 
 

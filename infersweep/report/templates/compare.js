@@ -115,7 +115,8 @@
         + found.withMeta + " with changelog metadata";
     $("changelog-note").textContent = span + (found.entries.length ? "; " + found.entries.length
       + " entr" + (found.entries.length === 1 ? "y" : "ies") + " between them" : "; no changelog entries between them")
-      + (found.reversed ? " (the new side is the older one)." : ".");
+      + (found.reversed ? " (the new side is the older one)." : ".")
+      + (found.runs && !found.withMeta ? " A local sweep run records no changelog metadata; a CI run records the entries its change appended." : "");
     for (const f of found.entries) {
       const e = f.entry, div = el("div", null, "entry");
       div.dataset.entry = String(f.id);
@@ -125,8 +126,10 @@
       div.appendChild(ul);
       const extra = e.other.map(([k, v]) => k + ": " + v);
       if (e.pr_link) extra.push("PR: " + e.pr_link);
-      extra.push("carried by " + f.runs.map((i) => "run " + runName(i) + (cdata.runs[X.runKey(runs, i)].refs
-        ? " [" + cdata.runs[X.runKey(runs, i)].refs + "]" : "")).join(", "));
+      extra.push("carried by " + f.runs.map((i) => {
+        const refs = cdata.runs[X.runKey(runs, i)].refs;
+        return "run " + runName(i) + (refs ? " [" + refs + "]" : "");
+      }).join(", "));
       div.appendChild(el("p", extra.join(" · "), "note"));
       box.appendChild(div);
     }
