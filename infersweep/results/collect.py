@@ -23,6 +23,7 @@ from infersweep.config.schema import validate_data
 from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.matrix.rows import concs as row_concs
 from infersweep.matrix.rows import engine_revision
+from infersweep.recipe.workload import EVAL_SUBDIR
 from infersweep.results import agenticagg, fastschema, jobpaths, plausible, process, sources
 from infersweep.rowjobs.manifest import now
 
@@ -72,9 +73,6 @@ def _expected_of(point: process.Point) -> dict:
             "recipe_fingerprint": point.fingerprint}
 
 
-EVAL_DIR = "eval"  # a job's eval folder, in its manifest's result-dir
-
-
 def _eval_only_job(path: Path, out: Gathered) -> None:
     """An eval-only job (no points): its state, and whether its eval folder holds an
     ``eval.json`` (``eval check`` judges what is in it), for ``results check --matrix``."""
@@ -82,7 +80,7 @@ def _eval_only_job(path: Path, out: Gathered) -> None:
     if not (row or {}).get("eval-only"):
         return
     prov = data["provenance"]
-    folder = jobpaths.inside(path, f"{data['result-dir']}/{EVAL_DIR}", "/result-dir",
+    folder = jobpaths.inside(path, f"{data['result-dir']}/{EVAL_SUBDIR}", "/result-dir",
                              os.path.realpath(path.parent))
     out.jobs.append({"manifest": path.as_posix(), "config_key": prov["config-key"],
                      "recipe_name": data["name"], "job_id": prov["job-id"],
