@@ -4,12 +4,14 @@ The page compares the explorer's points (``explorer-data.js``) of two runs; this
 what only the runs' metadata can say, keyed by run (``<run id>-<attempt>``):
 
 - each run's changelog entries (its ``changelog_metadata.json``), every distinct entry once;
-- which recipe text each job of each run ran, as a number: the text of a config, recipe
-  name and recipe fingerprint that most runs share is named once (``default``), a run whose
-  text differs or that staged none is listed apart (``runs``);
-- the ``infersweep recipe diff`` of every two texts one matched point could have been run
-  with (same config, topology, ISL/OSL and scale-down), as structured lines the page renders
-  as ``recipe diff`` prints them. No recipe text itself is shipped.
+- each recipe's text as a number: a recipe is a config, recipe name, recipe fingerprint and
+  ISL/OSL with scale-down (the explorer's names), its text the one most of its runs staged;
+  whether a run staged recipes at all;
+- the ``infersweep recipe diff`` of two recipes one matched point could have been run with
+  (same config, topology, ISL/OSL and scale-down): every two while a slot has few (up to
+  ``MAX_PAIRS`` diffs), else the closest in time first, so a config whose fingerprint changes
+  in every run cannot make the site grow with the square of the runs. As structured lines
+  the page renders as ``recipe diff`` prints them; no recipe text itself is shipped.
 
 A local job writes its own folder into its recipe (where the client saves its results), and
 that folder differs in every run; it is written ``<job folder>`` before two texts are
@@ -20,12 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import combinations
 
 import orjson
 
 from infersweep.diagnostics import InputError
 from infersweep.recipe import diff as differ
+from infersweep.report.explorerdata import seq_label
 from infersweep.report.views import run_order
 from infersweep.results.compare import METRICS as COMPARE_METRICS
 from infersweep.store.model import StagedRun
@@ -34,7 +36,7 @@ FILE = "compare-data.js"
 GLOBAL = "INFERSWEEP_COMPARE_DATA"
 VERSION = 1
 JOB_FOLDER = "<job folder>"
-NO_TEXT = -1  # a run that staged no text for a recipe
+MAX_PAIRS = 300  # diffs per slot at most (all pairs up to 25 recipes)
 # the compared metrics: the explorer's point column -> `results compare`'s metric, whose
 # heading, direction and regression threshold (percent) apply where there is no noise band
 METRICS = {"tput": "tput_per_gpu", "tput_out": "output_tput_per_gpu", "intvty": "median_intvty",
@@ -120,44 +122,49 @@ def _diff(a: dict | str, b: dict | str, sections_of) -> list | dict:
             for d in differ.differences(a, b, sections_of)]
 
 
-def _slot(p: dict) -> tuple | None:
-    """What a point is matched on, but its concurrency (as `results compare` matches)."""
+def _keys(p: dict) -> tuple[tuple, str] | None:
+    """(the slot a point is matched in but its concurrency, as `results compare` matches;
+    the page's name of its recipe: config, recipe, fingerprint and the explorer's ISL/OSL)."""
     if not p.get("successful", True) or p.get("isl") is None or p.get("osl") is None:
         return None
-    return (p.get("config_key"), p.get("topology") or p.get("recipe_name"), p["isl"], p["osl"],
-            float(p.get("scale_down") or 1))
+    seq = seq_label(p["isl"], p["osl"], p.get("scale_down") or 1)
+    slot = (p.get("config_key"), p.get("topology") or p.get("recipe_name"), seq)
+    return slot, "\n".join([str(p.get("config_key")), str(p.get("recipe_name")),
+                            str(p.get("recipe_fingerprint") or ""), seq])
 
 
-def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict, dict]:
-    """(default, per-run exceptions, diffs); see the module docstring."""
+def _pairs(ids: list[int]) -> list[tuple[int, int]]:
+    """Which of a slot's recipes (oldest first) are diffed: every two when there are few;
+    else the closest in time first, up to MAX_PAIRS (each with the next always)."""
+    out = []
+    for gap in range(1, len(ids)):
+        if gap > 1 and len(out) + len(ids) - gap > MAX_PAIRS:
+            break
+        out += [(ids[i], ids[i + gap]) for i in range(len(ids) - gap)]
+    return out
+
+
+def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict]:
+    """(recipe name -> text number, diffs); see the module docstring."""
     texts = _Texts()
-    by_run: list[dict[tuple, int]] = []
-    counts: dict[tuple, dict[int, int]] = {}  # (config, recipe, fingerprint) -> id -> runs
+    counts: dict[str, dict[int, int]] = {}  # recipe -> text -> runs that ran it
+    slots: dict[tuple, list[str]] = {}      # slot -> its recipes, oldest first
     for run in ordered:
-        mine = {}
-        for r in run.recipes:
-            n = texts.id_of(r)
-            mine[(r["config_key"], r["recipe_name"])] = n
-            k = (r["config_key"], r["recipe_name"], r.get("recipe_fingerprint") or "")
-            counts.setdefault(k, {}).setdefault(n, 0)
-            counts[k][n] += 1
-        by_run.append(mine)
-    default = {k: max(ids, key=lambda n: (ids[n], -n)) for k, ids in counts.items()}
-    exceptions: dict[str, dict[str, int]] = {}
-    slots: dict[tuple, set[int]] = {}
-    for run, mine in zip(ordered, by_run, strict=True):
-        if not mine:
-            continue  # the page knows the run staged no recipe at all
+        mine = {(r["config_key"], r["recipe_name"]): r for r in run.recipes}
+        seen = set()
         for p in run.points:
-            slot, name = _slot(p), (p.get("config_key"), p.get("recipe_name"))
-            if slot is None:
+            keys = _keys(p)
+            r = mine.get((p.get("config_key"), p.get("recipe_name")))
+            if keys is None or r is None or keys[1] in seen:
                 continue
-            n = mine.get(name, NO_TEXT)
-            if n != NO_TEXT:
-                slots.setdefault(slot, set()).add(n)
-            fp = p.get("recipe_fingerprint") or ""
-            if default.get((*name, fp), NO_TEXT) != n:
-                exceptions.setdefault(run_key(run), {})[f"{name[0]}\n{name[1]}"] = n
+            seen.add(keys[1])
+            n = texts.id_of(r)
+            counts.setdefault(keys[1], {}).setdefault(n, 0)
+            counts[keys[1]][n] += 1
+            if keys[1] not in slots.setdefault(keys[0], []):
+                slots[keys[0]].append(keys[1])
+    # a recipe's text: the one most of its runs ran (the newest of equals)
+    chosen = {k: max(ids, key=lambda n: (ids[n], n)) for k, ids in counts.items()}
     diffs, parsed, reduced = {}, {}, {}
 
     def sections_of(doc: dict) -> dict:  # each recipe reduced once, however many pairs
@@ -165,14 +172,18 @@ def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict, dict]:
             reduced[id(doc)] = differ.sections(doc)
         return reduced[id(doc)]
 
-    for ids in slots.values():
-        for n in ids:
-            if n not in parsed:
-                parsed[n] = _parsed(texts.texts[n])
-        for a, b in combinations(sorted(ids), 2):
-            if f"{a} {b}" not in diffs:
-                diffs[f"{a} {b}"] = _diff(parsed[a], parsed[b], sections_of)
-    return ({"\n".join(k): n for k, n in sorted(default.items())}, exceptions, diffs)
+    for names in slots.values():
+        ids = list(dict.fromkeys(chosen[k] for k in names))
+        for a, b in _pairs(ids):
+            key = f"{min(a, b)} {max(a, b)}"
+            if key in diffs:
+                continue
+            for n in (a, b):
+                if n not in parsed:
+                    parsed[n] = _parsed(texts.texts[n])
+            lo, hi = sorted((a, b))
+            diffs[key] = _diff(parsed[lo], parsed[hi], sections_of)
+    return dict(sorted(chosen.items())), diffs
 
 
 def arrange(runs: list[StagedRun]) -> dict:
@@ -193,12 +204,12 @@ def arrange(runs: list[StagedRun]) -> dict:
             ids.append(seen[ident])
         per_run[run_key(run)] = {"changelog": ids, "refs": _refs(run.changelog),
                                  "recipes": bool(run.recipes)}
-    default, exceptions, diffs = _recipes(ordered)
+    recipes, diffs = _recipes(ordered)
     metrics = {m: {"label": COMPARE_METRICS[c][0], "higher": COMPARE_METRICS[c][1],
                    "threshold": COMPARE_METRICS[c][2]} for m, c in METRICS.items()}
     return {"version": VERSION, "metrics": metrics, "metric_order": list(METRICS),
             "runs": per_run, "entries": entries,
-            "recipes": {"default": default, "runs": exceptions}, "diffs": diffs}
+            "recipes": recipes, "diffs": diffs}
 
 
 def script(data: dict) -> str:

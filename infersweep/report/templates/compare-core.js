@@ -209,14 +209,13 @@
       reversed: pa > pb };
   }
 
-  // which recipe text (a number) a run's job ran: NO_TEXT when the run staged none
+  // the recipe text (a number) a point's job ran, as its recipe's runs staged it: NO_TEXT
+  // when the point's run staged no recipes
   function textId(decoded, cdata, p) {
-    const key = runKey(decoded.runs, p.s.run), meta = cdata.runs[key];
+    const meta = cdata.runs[runKey(decoded.runs, p.s.run)];
     if (!meta || !meta.recipes) return NO_TEXT;
-    const own = (cdata.recipes.runs[key] || {})[p.s.config + "\n" + p.s.recipe];
-    if (own !== undefined) return own;
-    const d = cdata.recipes.default[[p.s.config, p.s.recipe, p.s.fingerprint].join("\n")];
-    return d === undefined ? NO_TEXT : d;
+    const n = cdata.recipes[[p.s.config, p.s.recipe, p.s.fingerprint, p.s.seq].join("\n")];
+    return n === undefined ? NO_TEXT : n;
   }
 
   // the diff lines from text i to text j ([section, key, value in i, value in j]; a value
@@ -224,24 +223,25 @@
   function diffLines(cdata, i, j) {
     if (i === j) return [];
     const d = cdata.diffs[Math.min(i, j) + " " + Math.max(i, j)];
-    if (d === undefined) return { error: "no diff was made for these two recipes" };
+    if (d === undefined) {
+      return { error: "the site keeps the diffs of a config's recipes closest in time, and these two are far apart: run infersweep recipe diff on the two recipe.yaml files" };
+    }
     if (!Array.isArray(d)) return d;
     return i < j ? d : d.map((l) => [l[0], l[1], l[3], l[2]]);
   }
 
   // the recipe changes behind the matched points: one per config and pair of recipes whose
-  // fingerprint or staged text differs, with the points it concerns
+  // fingerprint differs, with the points it concerns
   function recipeChanges(decoded, cdata, matched) {
     const groups = new Map();
     for (const m of matched) {
       const a = m.a.s, b = m.b.s, ia = textId(decoded, cdata, m.a), ib = textId(decoded, cdata, m.b);
-      const fpChanged = a.fingerprint !== b.fingerprint;
-      if (!fpChanged && (ia === ib || ia === NO_TEXT || ib === NO_TEXT)) continue;
+      if (a.fingerprint === b.fingerprint) continue;
       const k = [a.config, a.recipe, b.recipe, a.fingerprint, b.fingerprint, ia, ib].join("\n");
       if (!groups.has(k)) {
         groups.set(k, { config: a.config, recipeA: a.recipe, recipeB: b.recipe,
           fpA: a.fingerprint, fpB: b.fingerprint, runA: a.run, runB: b.run, textA: ia, textB: ib,
-          fpChanged: fpChanged, points: [],
+          points: [],
           lines: ia === NO_TEXT || ib === NO_TEXT ? null : diffLines(cdata, ia, ib) });
       }
       groups.get(k).points.push(m);

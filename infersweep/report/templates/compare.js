@@ -141,14 +141,13 @@
     const groups = C.recipeChanges(decoded, cdata, result.matched);
     $("recipes-note").textContent = groups.length
       ? groups.length + " recipe change" + (groups.length === 1 ? "" : "s") + " behind the matched points."
-      : "No matched point's recipe changed between the two sides (same recipe fingerprint and the same recipe text).";
+      : "No matched point's recipe fingerprint changed between the two sides.";
     for (const g of groups) {
       const sec = el("section", null, "recipe-change");
       sec.dataset.config = g.config;
       sec.appendChild(el("h3", g.config + ": " + g.recipeA + " → " + g.recipeB));
       const concs = g.points.map((m) => m.a.s.topology + " " + m.a.s.seq + " c=" + m.a.conc);
-      sec.appendChild(el("p", (g.fpChanged ? "recipe fingerprint " + g.fpA.slice(0, 12) + " → " + g.fpB.slice(0, 12)
-        : "same recipe fingerprint " + g.fpA.slice(0, 12) + ", but the recipe text the jobs ran differs")
+      sec.appendChild(el("p", "recipe fingerprint " + g.fpA.slice(0, 12) + " → " + g.fpB.slice(0, 12)
         + "; run " + runName(g.runA) + " → run " + runName(g.runB) + "; points: " + concs.join(", "), "note"));
       let text;
       if (g.lines === null) {

@@ -1,11 +1,12 @@
 """The compare page's data (infersweep/report/comparedata.py): changelog entries once each,
-recipe texts numbered without the job's own folder (most runs named by one default), the
-`recipe diff` of every two texts a matched point could have run, and the data file that
-cannot close its script."""
+recipe texts numbered without the job's own folder (a recipe's text the one most of its runs
+ran), the `recipe diff` of two recipes a matched point could have run (every two while few,
+else the closest in time), and the data file that cannot close its script."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import pytest
 import yaml
@@ -31,10 +32,11 @@ def test_changelog_entries_are_kept_once_and_each_run_names_its_own(runs):
 
 def test_one_text_per_recipe_though_every_local_job_wrote_its_own_folder(runs):
     d = comparedata.arrange(runs)
-    texts = sorted(set(d["recipes"]["default"].values()))
-    assert texts == [0, 1, 2]  # 1P1D before and after, 2P1D unchanged
-    assert d["recipes"]["runs"] == {}  # every run ran its fingerprint's usual text
-    assert list(d["diffs"]) == ["0 2"]  # only the 1P1D slot saw two texts
+    fps = [runs[0].points[0]["recipe_fingerprint"], runs[3].points[0]["recipe_fingerprint"]]
+    one = [f"{reportruns.KEY}\n{reportruns.ONE}\n{fp}\n8k/1k" for fp in fps]
+    assert d["recipes"][one[0]] == 0 and d["recipes"][one[1]] == 2
+    assert sorted(d["recipes"].values()) == [0, 1, 2]  # 2P1D unchanged: one text
+    assert list(d["diffs"]) == ["0 2"]  # only the 1P1D slot saw two recipes
 
 
 def test_the_diff_is_recipe_diffs_of_the_two_recipes_the_jobs_ran(runs):
@@ -54,15 +56,32 @@ def test_the_job_folder_is_written_the_same_wherever_it_was():
     assert one == "--result-dir <job folder>/logs x '<job folder>' /k/r2 k/r"
 
 
-def test_a_run_without_recipes_or_with_another_text_is_named_apart(runs):
+def test_a_recipe_is_the_text_most_of_its_runs_ran_and_a_bare_run_says_it_has_none(runs):
     bare = dataclasses.replace(runs[0], run_id="100", recipes=[],
                                staged_at="2026-11-30T10:00:00Z")
     odd = dataclasses.replace(runs[1], recipes=[{**runs[1].recipes[0], "text": "name: odd\n"},
                                                 runs[1].recipes[1]])
     d = comparedata.arrange([bare, runs[0], odd, *runs[2:]])
-    assert d["runs"]["100-1"]["recipes"] is False
-    assert d["recipes"]["runs"] == {"102-1": {f"{reportruns.KEY}\n{reportruns.ONE}": 2}}
-    assert set(d["diffs"]) == {"0 2", "0 3", "2 3"}
+    assert d["runs"]["100-1"]["recipes"] is False and d["runs"]["101-1"]["recipes"] is True
+    assert sorted(d["recipes"].values()) == [0, 1, 3]  # 101 and 103's 1P1D text, not 102's
+    assert list(d["diffs"]) == ["0 3"]
+
+
+def test_a_config_with_very_many_recipes_keeps_the_diffs_closest_in_time(runs):
+    many = [dataclasses.replace(
+        runs[0], run_id=str(1000 + i), staged_at=f"2026-12-01T10:{i:02d}:00Z",
+        points=[{**p, "recipe_fingerprint": f"{i:064x}"} for p in runs[0].points],
+        recipes=[{**r, "recipe_fingerprint": f"{i:064x}",
+                  "text": r["text"].replace("max-num-seqs: 128", f"max-num-seqs: {i + 1}")}
+                 for r in runs[0].recipes]) for i in range(40)]
+    d = comparedata.arrange(many)
+    per_slot = len(d["diffs"]) // 2  # two topologies
+    assert comparedata.MAX_PAIRS - 40 < per_slot <= comparedata.MAX_PAIRS < 40 * 39 // 2
+    one = sorted(v for k, v in d["recipes"].items() if reportruns.ONE in k)
+    assert all(f"{a} {b}" in d["diffs"] for a, b in itertools.pairwise(one))
+    assert f"{one[0]} {one[-1]}" not in d["diffs"]  # the farthest apart are left out
+    assert comparedata._pairs(list(range(25))) == [
+        (a, a + g) for g in range(1, 25) for a in range(25 - g)]  # 300: every two
 
 
 def test_a_recipe_that_does_not_parse_gives_its_reason_not_a_failed_build(runs):

@@ -135,7 +135,7 @@ def test_the_recipe_change_is_rendered_as_recipe_diff_prints_it(data, runs):
       const r = C.compare(D, CD, {base: '103-1', new: '104-1'});
       const g = C.recipeChanges(D, CD, r.matched);
       const back = C.recipeChanges(D, CD, C.compare(D, CD, {base: '104-1', new: '103-1'}).matched);
-      return {n: g.length, fp: g[0].fpChanged, points: g[0].points.length,
+      return {n: g.length, fp: g[0].fpA !== g[0].fpB, points: g[0].points.length,
               text: C.diffText(g[0].lines, 'A', 'B'), back: C.diffText(back[0].lines, 'B', 'A')};""")
     old, new = (yaml.safe_load(comparedata.job_folder_free(r.recipes[0]["text"], reportruns.KEY,
                                                            reportruns.ONE)) for r in runs[2:])
