@@ -21,7 +21,6 @@ compared, so a diff shows what changed in the recipe, not where it ran.
 from __future__ import annotations
 
 import json
-import re
 
 import orjson
 
@@ -36,7 +35,10 @@ FILE = "compare-data.js"
 GLOBAL = "INFERSWEEP_COMPARE_DATA"
 VERSION = 1
 JOB_FOLDER = "<job folder>"
+_TOKEN_EDGE = frozenset(" \t\n\r'\"=")  # what ends a path written in a recipe
+_PATH_END = _TOKEN_EDGE | {"/"}
 MAX_PAIRS = 300  # diffs per slot at most (all pairs up to 25 recipes)
+FP_CHARS = 16  # of a recipe fingerprint name it among its config's (all of it if they must)
 # the compared metrics: the explorer's point column -> `results compare`'s metric, whose
 # heading, direction and regression threshold (percent) apply where there is no noise band
 METRICS = {"tput": "tput_per_gpu", "tput_out": "output_tput_per_gpu", "intvty": "median_intvty",
@@ -80,8 +82,18 @@ def _refs(meta: dict | None) -> str:
 def job_folder_free(text: str, config_key: str, recipe_name: str) -> str:
     """``text`` with every path to the job's own folder (``…/<config key>/<recipe name>``)
     written ``<job folder>``."""
-    folder = re.escape(f"/{config_key}/{recipe_name}")
-    return re.sub(rf"[^\s'\"=]*{folder}(?=[/\s'\"]|$)", JOB_FOLDER, text)
+    needle, parts, done = f"/{config_key}/{recipe_name}", [], 0
+    at = text.find(needle)
+    while at >= 0:
+        end = at + len(needle)
+        if end == len(text) or text[end] in _PATH_END:
+            start = at
+            while start > done and text[start - 1] not in _TOKEN_EDGE:
+                start -= 1
+            parts += [text[done:start], JOB_FOLDER]
+            done = end
+        at = text.find(needle, end)
+    return "".join(parts) + text[done:] if parts else text
 
 
 class _Texts:
@@ -122,15 +134,16 @@ def _diff(a: dict | str, b: dict | str, sections_of) -> list | dict:
             for d in differ.differences(a, b, sections_of)]
 
 
-def _keys(p: dict) -> tuple[tuple, str] | None:
+def _keys(p: dict) -> tuple[tuple, tuple] | None:
     """(the slot a point is matched in but its concurrency, as `results compare` matches;
-    the page's name of its recipe: config, recipe, fingerprint and the explorer's ISL/OSL)."""
+    its recipe as the page names it: config, recipe and the explorer's ISL/OSL, and the
+    fingerprint)."""
     if not p.get("successful", True) or p.get("isl") is None or p.get("osl") is None:
         return None
     seq = seq_label(p["isl"], p["osl"], p.get("scale_down") or 1)
     slot = (p.get("config_key"), p.get("topology") or p.get("recipe_name"), seq)
-    return slot, "\n".join([str(p.get("config_key")), str(p.get("recipe_name")),
-                            str(p.get("recipe_fingerprint") or ""), seq])
+    name = "\n".join([str(p.get("config_key")), str(p.get("recipe_name")), seq])
+    return slot, (name, str(p.get("recipe_fingerprint") or ""))
 
 
 def _pairs(ids: list[int]) -> list[tuple[int, int]]:
@@ -147,8 +160,8 @@ def _pairs(ids: list[int]) -> list[tuple[int, int]]:
 def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict]:
     """(recipe name -> text number, diffs); see the module docstring."""
     texts = _Texts()
-    counts: dict[str, dict[int, int]] = {}  # recipe -> text -> runs that ran it
-    slots: dict[tuple, list[str]] = {}      # slot -> its recipes, oldest first
+    counts: dict[tuple, dict[int, int]] = {}  # recipe -> text -> runs that ran it
+    slots: dict[tuple, list[tuple]] = {}      # slot -> its recipes, oldest first
     for run in ordered:
         mine = {(r["config_key"], r["recipe_name"]): r for r in run.recipes}
         seen = set()
@@ -183,7 +196,13 @@ def _recipes(ordered: list[StagedRun]) -> tuple[dict, dict]:
                     parsed[n] = _parsed(texts.texts[n])
             lo, hi = sorted((a, b))
             diffs[key] = _diff(parsed[lo], parsed[hi], sections_of)
-    return dict(sorted(chosen.items())), diffs
+    named: dict[str, dict[str, int]] = {}
+    for (name, fp), n in sorted(chosen.items()):
+        named.setdefault(name, {})[fp] = n
+    for name, fps in named.items():  # short where the prefixes tell them apart
+        if len({fp[:FP_CHARS] for fp in fps}) == len(fps):
+            named[name] = {fp[:FP_CHARS]: n for fp, n in fps.items()}
+    return named, diffs
 
 
 def arrange(runs: list[StagedRun]) -> dict:
@@ -208,6 +227,7 @@ def arrange(runs: list[StagedRun]) -> dict:
     metrics = {m: {"label": COMPARE_METRICS[c][0], "higher": COMPARE_METRICS[c][1],
                    "threshold": COMPARE_METRICS[c][2]} for m, c in METRICS.items()}
     return {"version": VERSION, "metrics": metrics, "metric_order": list(METRICS),
+            "fp_chars": FP_CHARS,
             "runs": per_run, "entries": entries,
             "recipes": recipes, "diffs": diffs}
 

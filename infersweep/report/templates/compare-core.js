@@ -214,7 +214,8 @@
   function textId(decoded, cdata, p) {
     const meta = cdata.runs[runKey(decoded.runs, p.s.run)];
     if (!meta || !meta.recipes) return NO_TEXT;
-    const n = cdata.recipes[[p.s.config, p.s.recipe, p.s.fingerprint, p.s.seq].join("\n")];
+    const fps = cdata.recipes[[p.s.config, p.s.recipe, p.s.seq].join("\n")] || {};
+    const fp = p.s.fingerprint, n = fps[fp.slice(0, cdata.fp_chars)] ?? fps[fp];
     return n === undefined ? NO_TEXT : n;
   }
 

@@ -33,9 +33,9 @@ def test_changelog_entries_are_kept_once_and_each_run_names_its_own(runs):
 def test_one_text_per_recipe_though_every_local_job_wrote_its_own_folder(runs):
     d = comparedata.arrange(runs)
     fps = [runs[0].points[0]["recipe_fingerprint"], runs[3].points[0]["recipe_fingerprint"]]
-    one = [f"{reportruns.KEY}\n{reportruns.ONE}\n{fp}\n8k/1k" for fp in fps]
-    assert d["recipes"][one[0]] == 0 and d["recipes"][one[1]] == 2
-    assert sorted(d["recipes"].values()) == [0, 1, 2]  # 2P1D unchanged: one text
+    one = d["recipes"][f"{reportruns.KEY}\n{reportruns.ONE}\n8k/1k"]
+    assert one == {fps[0][:16]: 0, fps[1][:16]: 2}
+    assert list(d["recipes"][f"{reportruns.KEY}\n{reportruns.TWO}\n8k/1k"].values()) == [1]
     assert list(d["diffs"]) == ["0 2"]  # only the 1P1D slot saw two recipes
 
 
@@ -63,7 +63,8 @@ def test_a_recipe_is_the_text_most_of_its_runs_ran_and_a_bare_run_says_it_has_no
                                                 runs[1].recipes[1]])
     d = comparedata.arrange([bare, runs[0], odd, *runs[2:]])
     assert d["runs"]["100-1"]["recipes"] is False and d["runs"]["101-1"]["recipes"] is True
-    assert sorted(d["recipes"].values()) == [0, 1, 3]  # 101 and 103's 1P1D text, not 102's
+    texts = sorted(n for fps in d["recipes"].values() for n in fps.values())
+    assert texts == [0, 1, 3]  # 101 and 103's 1P1D text, not 102's
     assert list(d["diffs"]) == ["0 3"]
 
 
@@ -77,7 +78,7 @@ def test_a_config_with_very_many_recipes_keeps_the_diffs_closest_in_time(runs):
     d = comparedata.arrange(many)
     per_slot = len(d["diffs"]) // 2  # two topologies
     assert comparedata.MAX_PAIRS - 40 < per_slot <= comparedata.MAX_PAIRS < 40 * 39 // 2
-    one = sorted(v for k, v in d["recipes"].items() if reportruns.ONE in k)
+    one = sorted(d["recipes"][f"{reportruns.KEY}\n{reportruns.ONE}\n8k/1k"].values())
     assert all(f"{a} {b}" in d["diffs"] for a, b in itertools.pairwise(one))
     assert f"{one[0]} {one[-1]}" not in d["diffs"]  # the farthest apart are left out
     assert comparedata._pairs(list(range(25))) == [
