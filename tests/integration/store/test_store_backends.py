@@ -88,6 +88,28 @@ def test_points_and_evals_round_trip_and_restaging_keeps_one_copy(store, seed_ro
     assert joined == 2
 
 
+def test_the_recipes_the_jobs_ran_are_kept_once_and_dropped_with_their_last_run(store,
+                                                                               seed_sweep):
+    from infersweep.store import read_run_dir
+
+    d = read_run_dir(seed_sweep)
+    assert len(d.recipes) == 2 and all(r["text"].startswith("# Rendered") for r in d.recipes)
+    other = RunInfo(run_id="33825304570", source="github")
+    for info in (INFO, other):
+        store.ingest(info, d.points, d.evals, (), d.recipes)
+
+    def rows():
+        with store.engine.connect() as c:
+            return [c.execute(sa.text(f"SELECT count(*) FROM {t}")).scalar()
+                    for t in ("run_recipes", "recipe_texts")]
+    assert rows() == [4, 2]  # both runs ran the same two texts
+    assert [r.recipes for r in store.staged_runs()] == [d.recipes, d.recipes]
+    store.ingest(INFO, d.points, d.evals)  # restaged without them
+    assert rows() == [2, 2]
+    store.ingest(other, d.points, d.evals)
+    assert rows() == [0, 0]
+
+
 def test_another_attempt_is_another_run_and_leaves_the_first_alone(store, seed_rows):
     points, evals = seed_rows
     store.ingest(INFO, points, evals)
