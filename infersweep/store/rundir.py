@@ -13,6 +13,8 @@ Two layouts are read, both through ``results collect`` and ``eval collect``'s ow
   (``aggregate/evals.json`` only when the folder holds none), and judged before they are
   stored (:mod:`infersweep.store.evalgate`).
 
+The ``recipe.yaml`` beside each job's manifest is read too (:mod:`infersweep.store.recipes`).
+
 Agentic-coding results (``*.agentic.json`` in a sweep folder, or the aggregate's ``agentic``
 list) are judged again by the agentic gates on their exports wherever they are read; the
 store refuses any that does not pass (:mod:`infersweep.store.agentic`).
