@@ -18,8 +18,6 @@ packed string needs no escape in JSON nor inside a ``<script>``.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 ALPHABET = "".join(c for c in map(chr, range(0x20, 0x7F)) if c not in '"\\<>&')
@@ -67,7 +65,7 @@ def unpack_ints(text: str) -> list[int]:
 
 
 def _number_codes(values) -> np.ndarray:
-    a = np.array([math.nan if v is None else v for v in values], dtype=np.float64)
+    a = np.array(values if isinstance(values, list) else list(values), dtype=np.float64)  # None: nan
     codes = np.zeros(a.size, dtype=np.int64)                 # 0: no value (None, nan, inf)
     mag = np.abs(a)
     ok = np.isfinite(a)

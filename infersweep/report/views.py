@@ -28,47 +28,33 @@ def file_stem(text: str) -> str:
     return safe
 
 
+def run_page_path(run: StagedRun) -> str:
+    """The staged run's page, relative to the site root: ``runs/<run id>-<attempt>.html``
+    (a run id with characters outside ``A-Za-z0-9._-`` gets them as ``_`` and a short hash)."""
+    return f"runs/{file_stem(f'{run.run_id}-{run.attempt}')}.html"
+
+
+def config_page_path(key: str) -> str:
+    """A config's page, relative to the site root: ``configs/<config key>.html``."""
+    return f"configs/{file_stem(key)}.html"
+
+
 def run_order(run: StagedRun) -> tuple:
     return (run.staged_at or "", run.created_at or "", run.run_id, run.attempt)
 
 
-@dataclass
-class Series:
-    """One trace: a run's points of one topology (recipe) in one chart."""
-    run: StagedRun
-    run_index: int          # position among all runs, oldest first (picks the colour)
-    recipe_name: str
-    topology: str
-    points: list[dict]      # plottable points by concurrency
-
-    @property
-    def name(self) -> str:
-        return f"{self.run.label} · {self.topology or self.recipe_name}"
+@dataclass(frozen=True)
+class ChartSize:
+    """A chart a run or config page draws (throughput per GPU against interactivity for one
+    sequence length): its title, points and marker traces (one per run and topology)."""
+    title: str
+    points: int
+    traces: int
 
 
-@dataclass
-class Chart:
-    """Throughput per GPU against interactivity for one sequence length of one config."""
-    isl: int
-    osl: int
-    scale_down: float
-    series: list[Series] = field(default_factory=list)
-
-    @property
-    def title(self) -> str:
-        t = f"ISL {self.isl} / OSL {self.osl}"
-        return t if self.scale_down == 1 else f"{t} (scaled down {self.scale_down:g}×)"
-
-    @property
-    def n_points(self) -> int:
-        return sum(len(s.points) for s in self.series)
-
-    def frontiers(self) -> list[tuple[StagedRun, int, list[dict]]]:
-        """Per run, the frontier across its topologies: (run, run index, points)."""
-        by_run: dict[int, tuple[StagedRun, list[dict]]] = {}
-        for s in self.series:
-            by_run.setdefault(s.run_index, (s.run, []))[1].extend(s.points)
-        return [(run, i, pareto.frontier(pts)) for i, (run, pts) in sorted(by_run.items())]
+def chart_title(isl: int, osl: int, scale_down: float) -> str:
+    t = f"ISL {isl} / OSL {osl}"
+    return t if scale_down == 1 else f"{t} (scaled down {scale_down:g}×)"
 
 
 @dataclass
@@ -92,10 +78,15 @@ class ConfigView:
     runs: list[StagedRun] = field(default_factory=list)  # oldest first
     points: list[tuple[StagedRun, dict]] = field(default_factory=list)
     evals: list[JudgedEval] = field(default_factory=list)
+    _facts: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def facts(self, name: str) -> list[str]:
         """The distinct values of a field over the points (model, hw, ...)."""
-        return sorted({str(p.get(name)) for _, p in self.points if p.get(name) is not None})
+        if name not in self._facts:
+            values = {p.get(name) for _, p in self.points}
+            values.discard(None)
+            self._facts[name] = sorted({str(v) for v in values})
+        return self._facts[name]
 
 
 def point_order(p: dict) -> tuple:
@@ -104,25 +95,20 @@ def point_order(p: dict) -> tuple:
             p.get("attempt") or 0)
 
 
-def charts_of(pairs: list[tuple[int, StagedRun, dict]]) -> list[Chart]:
-    """Charts for (run index, run, point) triples: one per sequence length, a series per run
-    and topology, points by concurrency."""
-    charts: dict[tuple, Chart] = {}
-    groups: dict[tuple, list[dict]] = {}
-    runs: dict[int, StagedRun] = {}
-    for i, run, p in pairs:
-        if not pareto.plottable(p):
+def chart_sizes(pairs: list[tuple[int, StagedRun, dict]]) -> list[ChartSize]:
+    """The charts of (run index, run, point) triples, as the pages' script draws them: one per
+    ISL/OSL and scale-down, by those numbers, of the plottable points with an ISL and OSL; a
+    trace per run and topology."""
+    charts: dict[tuple, tuple[list[int], set]] = {}
+    for i, _run, p in pairs:
+        if not pareto.plottable(p) or p.get("isl") is None or p.get("osl") is None:
             continue
         ck = (int(p["isl"]), int(p["osl"]), float(p.get("scale_down") or 1))
-        charts.setdefault(ck, Chart(*ck))
-        sk = ck + (i, str(p["recipe_name"]), str(p.get("topology") or ""))
-        groups.setdefault(sk, []).append(p)
-        runs[i] = run
-    for sk in sorted(groups):
-        ck, (i, recipe, topo) = sk[:3], sk[3:]
-        pts = sorted(groups[sk], key=lambda p: (p["conc"], p.get("attempt") or 0))
-        charts[ck].series.append(Series(runs[i], i, recipe, topo, pts))
-    return [charts[k] for k in sorted(charts)]
+        count, series = charts.setdefault(ck, ([0], set()))
+        count[0] += 1
+        series.add((i, str(p.get("recipe_name")), str(p.get("topology") or "")))
+    return [ChartSize(chart_title(*ck), charts[ck][0][0], len(charts[ck][1]))
+            for ck in sorted(charts)]
 
 
 def judge(row: dict, run: StagedRun, limits: dict | None) -> JudgedEval:
@@ -151,9 +137,12 @@ class SiteView:
     configs: dict[str, ConfigView]         # by key, sorted
     run_configs: dict[int, list[str]]      # run index -> its config keys
     run_evals: dict[int, list[JudgedEval]]
+    _index: dict[int, int] = field(default_factory=dict, repr=False)  # id(run) -> position
 
     def index_of(self, run: StagedRun) -> int:
-        return next(i for i, r in enumerate(self.runs) if r is run)
+        if len(self._index) != len(self.runs):
+            self._index = {id(r): i for i, r in enumerate(self.runs)}
+        return self._index[id(run)]
 
 
 def arrange(runs: list[StagedRun], limits: dict | None) -> SiteView:

@@ -93,7 +93,8 @@
   }
 
   // The data decoded: the series (objects sharing their attributes) and the points, each an
-  // object { index, s: its series, conc, <metric>: value or null }. Objects are made when
+  // object { index, s: its series, conc, requests ([completed, sent] or null), <metric>:
+  // value or null }. Objects are made when
   // first asked for: seriesAt(k) and pointsOf(k) give one series and its points, `series`
   // and `points` all of them (the same objects). A view of a few series reads only those,
   // filtering on `columns` ({ name: { values, codes } }, a code per series), so the page
@@ -103,6 +104,12 @@
     const names = Object.keys(s).filter((k) => k !== "run" && k !== "count");
     const columns = {};
     for (const k of names) columns[k] = { values: s[k].values, codes: unpackInts(s[k].codes) };
+    // a column the config decides is packed with a code per config: a code per series here
+    for (const k of names) {
+      if (s[k].by !== "config") continue;
+      const perConfig = columns[k].codes, config = columns.config.codes;
+      columns[k].codes = Int32Array.from(config, (c) => perConfig[c]);
+    }
     const seriesMade = new Array(n);
     function seriesAt(k) {
       if (seriesMade[k]) return seriesMade[k];
@@ -126,20 +133,22 @@
       for (let i = 0; i < of.length; i++) order[fill[of[i]]++] = i;
     }
     const total = start[n];
-    let concAt;
-    if (Array.isArray(p.conc)) concAt = (i) => p.conc[i];
-    else {
-      const values = [null].concat(p.conc.values), codes = unpackInts(p.conc.codes);
-      concAt = (i) => values[codes[i]];
-    }
-    const readers = Object.keys(p).filter((k) => k !== "series" && k !== "conc")
+    // the dictionary-encoded columns (concurrency, requests): values and a code per point
+    const CODED = ["conc", "requests"];
+    const coded = CODED.filter((k) => p[k] !== undefined).map((k) => {
+      if (Array.isArray(p[k])) return [k, (i) => (p[k][i] === undefined ? null : p[k][i])];
+      const values = [null].concat(p[k].values), codes = unpackInts(p[k].codes);
+      return [k, (i) => values[codes[i]]];
+    });
+    const readers = Object.keys(p).filter((k) => k !== "series" && !CODED.includes(k))
       .map((m) => [m, numberReader(p[m], total)]);
     const pointsMade = new Array(n), metrics = readers.map(([m]) => m);
     // series k's points, each metric read from `whole` (every column unpacked) when given
     function make(k, whole) {
       const out = new Array(start[k + 1] - start[k]), ser = seriesAt(k);
       for (let j = start[k]; j < start[k + 1]; j++) {
-        const i = order ? order[j] : j, o = { index: i, s: ser, conc: concAt(i) };
+        const i = order ? order[j] : j, o = { index: i, s: ser };
+        for (const [c, at] of coded) o[c] = at(i);
         if (whole) {
           for (let r = 0; r < metrics.length; r++) {
             const v = whole[r][i];

@@ -1,11 +1,14 @@
 """The report opened in headless Chromium: a real simulated sweep and a frozen run built by
-`report build`, every chart drawn with the expected number of points, nothing fetched from the
-network, a screenshot of the right size; hostile text stays text."""
+`report build`, every chart drawn with the expected number of points (the run and config
+pages draw theirs, their points' tables and their run lists from the explorer's data), nothing
+fetched from the network, a screenshot of the right size; hostile text stays text."""
 
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,12 +57,24 @@ def _facts(path: Path) -> browser.DomFacts:
     return browser.dom_facts(browser.dump_dom(path.as_uri()))
 
 
+def _table_rows(dom: str) -> list[str]:
+    """The body rows of the page's points tables, their cells' text joined by |."""
+    out = []
+    for table in re.findall(r'<table class="points">(.*?)</table>', dom, re.S):
+        body = table.split("<tbody>", 1)[1]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S):
+            out.append("|".join(html.unescape(re.sub(r"<[^>]+>", "", c))
+                                for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)))
+    return out
+
+
 def test_every_chart_renders_its_points_offline(site):
     browser.chromium()
     out, (local, frozen), stdout = site
     assert len(local.points) == 5 and len(frozen.points) == 7
     assert f"run {frozen.run_id}: {out / 'runs' / (frozen.run_id + '-1.html')}" in stdout
-    config = _facts(out / "configs" / f"{KEY}.html")
+    config_dom = browser.dump_dom((out / "configs" / f"{KEY}.html").as_uri())
+    config = browser.dom_facts(config_dom)
     assert list(config.charts) == ["chart-0"]  # both runs at scale-down 20: one chart
     chart = config.charts["chart-0"]
     assert chart.rendered
@@ -67,10 +82,18 @@ def test_every_chart_renders_its_points_offline(site):
     assert chart.traces == 4 + 2  # a trace per run and topology, a frontier line per run
     assert sum("Pareto frontier" in name for name in chart.legend) == 2
     assert f"{frozen.run_id} · 2p-tp8-dpa+1d-tp8-dpa" in chart.legend
+    # every point in the config's table, each with a link to its run's page; and its runs
+    rows = _table_rows(config_dom)
+    assert len(rows) == 12 and {r.split("|")[0] for r in rows} == {local.label, frozen.label}
+    assert config_dom.count(f'href="../{run_page_path(frozen)}"') == 7 + 1 + 2  # + list, evals
     for run, n in ((local, 5), (frozen, 7)):
-        page = _facts(out / run_page_path(run))
+        dom = browser.dump_dom((out / run_page_path(run)).as_uri())
+        page = browser.dom_facts(dom)
         assert {k: (c.rendered, c.points, c.traces) for k, c in page.charts.items()} == {
             "chart-0": (True, n, 3)}
+        rows = _table_rows(dom)
+        assert len(rows) == n and all(f"|{run.run_id}|" in r for r in rows)
+        assert f'href="../configs/{KEY}.html"' in dom
     for facts in (config, _facts(out / "index.html")):
         # every script and stylesheet is a file of the site (and the browser could resolve
         # no host name at all, so the charts above were drawn from it)
@@ -102,12 +125,15 @@ def test_hostile_text_is_shown_as_text(tmp_path):
         facts = _facts(tmp_path / "site" / page)
         assert facts.elements.get("img", 0) == 0, page
         # explorer: plotly, data, its two; trends: plotly, both data files, three; compare:
-        # both data files, three (no plotly)
+        # both data files, three (no plotly); a run or config page: data, plotly, three
         scripts = {"index.html": 0, "explorer.html": 4, "trends.html": 6, "compare.html": 5}
-        assert facts.elements.get("script", 0) == scripts.get(page, 1 + len(facts.charts)), page
+        assert facts.elements.get("script", 0) == scripts.get(page, 5), page
         for c in facts.charts.values():
             assert c.rendered and c.points == 7
             assert any(evil in name for name in c.legend)
     text = (tmp_path / "site" / run_page_path(run)).read_text()
     assert 'href="javascript:' not in text
     assert json.dumps(evil)[1:-1] not in text.split("<script")[0]
+    # the tables the run page draws show the text as it is
+    rows = _table_rows(browser.dump_dom((tmp_path / "site" / run_page_path(run)).as_uri()))
+    assert len(rows) == 7 and all(r.split("|")[0].endswith(evil) for r in rows)

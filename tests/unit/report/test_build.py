@@ -1,4 +1,6 @@
-"""`report.build`: the pages, their charts and tables, escaping, and a stable output."""
+"""`report.build`: the pages, the charts their scripts draw, escaping, and a stable output.
+(The run and config pages' charts and point tables are drawn from the explorer's data by
+templates/points-core.js: tests/unit/report/test_points_js.py.)"""
 
 from __future__ import annotations
 
@@ -6,12 +8,11 @@ import dataclasses
 import re
 from pathlib import Path
 
-import plotly.graph_objects as go
 import pytest
 
 from infersweep.diagnostics import InputError
 from infersweep.evals import thresholds
-from infersweep.report import build, charts, config_page_path, fromrun, run_page_path, views
+from infersweep.report import build, config_page_path, explorerdata, fromrun, run_page_path, views
 from infersweep.report.output import MARKER
 from tests import reportruns
 
@@ -66,23 +67,6 @@ def test_pages_and_points_per_chart(runs, tmp_path):
     assert 'href="https://github.com/o/r/actions/runs/200"' in index
 
 
-def test_each_figure_is_valid_plotly_with_one_frontier_per_run(runs):
-    old, new = runs
-    site = views.arrange([old, new], None)
-    view = site.configs[reportruns.KEY]
-    [chart] = views.charts_of([(site.index_of(r), r, p) for r, p in view.points])
-    fig = charts.figure(chart)
-    go.Figure(fig)  # raises on anything plotly.js would not understand
-    lines = [t for t in fig["data"] if t["mode"] == "lines"]
-    assert [t["name"] for t in lines] == ["100 · Pareto frontier", "200 · Pareto frontier"]
-    old_points = [p for r, p in view.points if r is old]
-    assert lines[0]["x"] == sorted(lines[0]["x"])
-    # 2P1D beats 1P1D at every interactivity it reaches, and reaches further
-    assert lines[0]["y"] == sorted((p["tput_per_gpu"] for p in old_points
-                                    if p["recipe_name"] == reportruns.TWO), reverse=True)
-    assert all(t["marker"]["color"] == charts.COLOURS[0] for t in fig["data"][:2])
-
-
 def test_the_same_runs_give_the_same_bytes_in_any_order(runs, tmp_path):
     old, new = runs
     build([old, new], tmp_path / "a", thresholds=LIMITS)
@@ -112,10 +96,13 @@ def test_the_run_page_has_provenance_and_changelog(runs, tmp_path):
     for text in ("full-sweep-fail-fast", "#7", "ab" * 20, reportruns.rr.IMAGE,
                  reportruns.rr.COMMIT, reportruns.rr.REVISION, "job-200-1", "More c.",
                  'href="https://github.com/o/r/pull/7"', "main → topic", "evals-only",
-                 'href="../configs/gptoss-fp4-h200-vllm.html"',
-                 # latencies are kept in seconds and shown in ms: TTFT 150 ms, TPOT 10 ms
-                 '<td class="num">150.0</td><td class="num">10.00</td>'):
+                 # its points, charts and config links: drawn from the explorer's data
+                 'data-run="200-1"', 'src="../explorer-data.js"', 'src="../points.js"'):
         assert text in page, text
+    data = explorerdata.load_script((tmp_path / "site" / explorerdata.FILE).read_text())
+    assert data["runs"]["page"] == ["runs/200-1.html"]
+    assert data["config_pages"]["gptoss-fp4-h200-vllm"] == "configs/gptoss-fp4-h200-vllm.html"
+    assert data["seqs"] == {"8k/1k": [8192, 1024, 1.0]}
 
 
 def test_user_text_is_escaped_everywhere(runs, tmp_path):
@@ -131,9 +118,6 @@ def test_user_text_is_escaped_everywhere(runs, tmp_path):
                               evals=[{**e, "model": evil} for e in old.evals])
     s = build([run], tmp_path / "site")
     assert run_page_path(run).startswith("runs/7_script_alert__x____script_-")
-    n_charts = {}
-    for c in s.charts:
-        n_charts[c.page] = n_charts.get(c.page, 0) + 1
     explorer = (tmp_path / "site" / "explorer.html").read_text()
     assert explorer.count("<script") == 4 and "<script>alert" not in explorer
     assert "<" not in (tmp_path / "site" / "explorer-data.js").read_text()  # escaped as \u003c
@@ -146,8 +130,8 @@ def test_user_text_is_escaped_everywhere(runs, tmp_path):
     for page in (p for p in s.pages if p not in ("explorer.html", "trends.html",
                                                  "compare.html")):
         text = (tmp_path / "site" / page).read_text()
-        # only our scripts: plotly.js and one per chart (the JSON in them has < escaped)
-        expected = 1 + n_charts[page] if page in n_charts else 0
+        # only our scripts: the run and config pages' five files (data, plotly, three of ours)
+        expected = 0 if page == "index.html" else 5
         assert text.count("<script") == expected and "<script>alert" not in text, page
         assert 'href="javascript:' not in text
         assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in text, page

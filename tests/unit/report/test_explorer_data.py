@@ -82,7 +82,8 @@ def test_each_series_points_are_together_and_agentic_results_have_their_rates(ru
     data = explorerdata.arrange([shuffled], None)
     series = data["points"]["series"]
     assert series == sorted(series) and len(series) == len(shuffled.points)
-    assert set(data["points"]) == {"series", "conc", *explorerdata.POINT_COLUMNS}
+    assert set(data["points"]) == {"series", *explorerdata.CODED_COLUMNS,
+                                   *explorerdata.POINT_COLUMNS}
     assert all(v is None for v in data["points"]["gpu_hit"])  # rates: agentic results only
     measured = [{**q, "joules_per_total_token": 0.5, "power_valid": i % 2 == 0}
                 for i, q in enumerate(old.points)]
@@ -109,6 +110,11 @@ def test_incomplete_points_are_left_out_and_the_site_ships_the_explorer(runs, tm
     site = tmp_path / "site"
     data = explorerdata.load_script((site / explorerdata.FILE).read_text())
     assert len(data["points"]["series"]) == len(old.points) - 1
+    # kept apart, for the run and config pages' tables
+    [row] = data["incomplete"]
+    assert (row["run"], row["successful"], row["conc"], row["config"]) == (
+        0, False, old.points[0]["conc"], reportruns.KEY)
+    assert row["tput"] == old.points[0]["tput_per_gpu"]
     for name in ("explorer-core.js", "explorer.js"):
         assert (site / name).is_file()
     assert 'href="explorer.html"' in (site / "index.html").read_text()

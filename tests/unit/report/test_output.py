@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from infersweep.atomic import OutputError
-from infersweep.report import build, charts, fromrun, output
+from infersweep.report import build, fromrun, output, views
 from tests import reportruns
 
 
@@ -40,10 +40,10 @@ def test_a_failed_build_leaves_the_old_site_and_no_temporary_folder(run, tmp_pat
     build([run], out)
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
 
-    def broken(fig, div_id):
-        raise RuntimeError("the chart library broke mid-build")
+    def broken(pairs):
+        raise RuntimeError("the run pages broke mid-build")
 
-    monkeypatch.setattr(charts, "chart_html", broken)
+    monkeypatch.setattr(views, "chart_sizes", broken)
     with pytest.raises(RuntimeError, match="mid-build"):
         build([run], out)
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
