@@ -82,7 +82,7 @@ def build_matrix(change: Change, mods: Modifiers, root=None) -> dict:
     for row in throughput:
         row["recipe-fingerprint"] = buckets.recipe_fingerprint(row)
     metadata = {"base_ref": change.base_ref, "head_ref": change.head_ref,
-                "entries": [_entry_defaults(e) for e in entries]}
+                "entries": [entry_metadata(e) for e in entries]}
     return buckets.build(throughput, [normalise(r) for r in evals], metadata)
 
 
@@ -93,7 +93,8 @@ def _int(value) -> int:
         return -1
 
 
-def _entry_defaults(entry: dict) -> dict:
+def entry_metadata(entry: dict) -> dict:
+    """An entry as ``changelog_metadata.json`` carries it: its flags with their defaults."""
     out = {"config-keys": entry["config-keys"], "description": entry["description"],
            "pr-link": entry["pr-link"], "evals-only": entry.get("evals-only", False),
            "all-evals": entry.get("all-evals", False),

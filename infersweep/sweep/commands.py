@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import time
@@ -120,6 +121,8 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     otherwise; 130/143 when stopped by SIGINT/SIGTERM (the running
     job is cancelled and collected first).
     """
+    from infersweep.atomic import write_atomic
+    from infersweep.changelog.local import local_metadata
     from infersweep.evals import check as evalcheck
     from infersweep.progress import StatusLines
     from infersweep.recipe.grouping import grouped_pairs
@@ -127,6 +130,7 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
     from infersweep.rowjobs.output import output_dir
     from infersweep.rowjobs.runner import RowRunner, load_previous
     from infersweep.rowjobs.table import report
+    from infersweep.store.rundir import CHANGELOG as CHANGELOG_METADATA
     from infersweep.sweep.gate import judge
 
     if stage:
@@ -142,6 +146,8 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
                                     "check the keys and filters with `infersweep matrix "
                                     "test-config --format table`", "sweep-select"))
     prior = load_previous(previous)
+    # what the report's compare view lists between two runs (a bad changelog: before any work)
+    changelog = local_metadata(repo, sorted({key for key, _ in pairs}))
     hint = time.strftime("sweep-%Y%m%dT%H%M%SZ", time.gmtime())
     out = output_dir(output, hint)
     display = StatusLines()
@@ -169,6 +175,8 @@ def run_cmd(config_files, runner_config, executor, fleet, scale_down, output, pr
         runner = RowRunner(pairs, repo=repo, executor=_executor(executor, evals, agentic),
                            out_dir=out, scale_down=scale_down, previous=prior, timeout=timeout,
                            display=display)
+    # the runner checked its inputs: the run's first file
+    write_atomic(out / CHANGELOG_METADATA, json.dumps(changelog, indent=2) + "\n", "run output")
     display.line(f"sweep {runner.run_id} attempt {runner.attempt}: {len(runner.plans)} row(s), "
                  f"{sum(len(p.expected) for p in runner.plans)} point(s), executor "
                  f"{executor}, scale-down {scale_down:g}, output {out}")

@@ -25,8 +25,9 @@ ONE = "mi355x-atom-dsv4-disagg-1p1d-tp8-8k1k"
 TWO = "mi355x-atom-dsv4-disagg-2p1d-dpa-tp8-8k1k"
 
 
-def sweep_cmd(out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "infersweep", "sweep", "run", "--repo", str(frozen_checkout()),
+def sweep_cmd(out: Path, *extra: str, repo: Path | None = None) -> list[str]:
+    return [sys.executable, "-m", "infersweep", "sweep", "run", "--repo",
+            str(repo or frozen_checkout()),
             "--config-files", str(FROZEN_MASTER),
             "--runner-config", str(FROZEN_RUNNERS),
             "--config-keys", KEY, "--output", str(out), *extra]
@@ -150,13 +151,20 @@ def test_a_signal_stops_everything_and_the_rerun_runs_only_what_is_missing(tmp_p
 
 
 def test_a_staged_sweep_lands_in_the_store_and_the_report(tmp_path):
+    from infersweep.report.comparedata import load_script
     from infersweep.store import open_store
 
     db, site = tmp_path / "store.db", tmp_path / "site"
+    repo = frozen_checkout()
+    appended = f"- config-keys:\n    - {KEY}\n  description:\n    - Between the runs.\n  pr-link: XXX\n"
     runs = []
     for name in ("first", "second"):  # two runs: both stay in the store and the report
+        if name == "second":  # the changelog entry a user appends with a config change
+            with (repo / "perf-changelog.yaml").open("a") as fh:
+                fh.write("\n" + appended)
         proc = subprocess.run(sweep_cmd(tmp_path / name, "--scale-down", "20", "--no-evals",
-                                        "--stage", "--db", str(db), "--site", str(site)),
+                                        "--stage", "--db", str(db), "--site", str(site),
+                                        repo=repo),
                               capture_output=True, text=True, timeout=600, cwd=tmp_path)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         run_id = manifest_of(tmp_path / name, ONE)["provenance"]["run-id"]
@@ -173,6 +181,15 @@ def test_a_staged_sweep_lands_in_the_store_and_the_report(tmp_path):
     assert [(r.run_id, len(r.points)) for r in staged] == [(runs[0], 11), (runs[1], 11)]
     index = (site / "index.html").read_text()
     assert all(r in index for r in runs)
+    # each run carries the changelog entries naming its config; the compare page's data has
+    # the appended one on the second run alone
+    first, second = (r.changelog["entries"] for r in staged)
+    assert first and first == second[:-1]
+    assert second[-1]["description"] == ["Between the runs."]
+    compare = load_script((site / "compare-data.js").read_text())
+    ids = [set(compare["runs"][f"{r}-1"]["changelog"]) for r in runs]
+    [new] = ids[1] - ids[0]
+    assert compare["entries"][new]["description"] == ["Between the runs."]
 
 
 def test_stage_refuses_a_site_that_is_a_file_before_any_work(tmp_path):

@@ -116,7 +116,7 @@
     $("changelog-note").textContent = span + (found.entries.length ? "; " + found.entries.length
       + " entr" + (found.entries.length === 1 ? "y" : "ies") + " between them" : "; no changelog entries between them")
       + (found.reversed ? " (the new side is the older one)." : ".")
-      + (found.runs && !found.withMeta ? " A local sweep run records no changelog metadata; a CI run records the entries its change appended." : "");
+      + (found.runs && !found.withMeta ? " Those runs were staged without it (a local run records it since sweep run writes changelog_metadata.json)." : "");
     for (const f of found.entries) {
       const e = f.entry, div = el("div", null, "entry");
       div.dataset.entry = String(f.id);
