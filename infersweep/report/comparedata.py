@@ -26,6 +26,7 @@ import orjson
 
 from infersweep.diagnostics import InputError
 from infersweep.recipe import diff as differ
+from infersweep.report import datascript
 from infersweep.report.explorerdata import seq_label
 from infersweep.report.views import run_order
 from infersweep.results.compare import METRICS as COMPARE_METRICS
@@ -233,16 +234,10 @@ def arrange(runs: list[StagedRun]) -> dict:
 
 
 def script(data: dict) -> str:
-    """``data`` as the script the page loads (``<``, ``>`` and ``&`` escaped, so no value
-    can close the script)."""
-    body = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"window.{GLOBAL} = {body};\n"
+    """``data`` as the script the page loads."""
+    return datascript.script(GLOBAL, data)
 
 
 def load_script(text: str) -> dict:
     """The data object back from :func:`script`'s text (for tests and tools)."""
-    prefix = f"window.{GLOBAL} = "
-    if not text.startswith(prefix):
-        raise ValueError("not a compare data file")
-    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
+    return datascript.load(GLOBAL, text, "a compare data file")

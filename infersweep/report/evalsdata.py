@@ -10,10 +10,9 @@ one global (a page opened from ``file://`` may not fetch JSON).
 
 from __future__ import annotations
 
-import json
 import math
 
-from infersweep.report import pareto
+from infersweep.report import datascript, pareto
 from infersweep.report.explorerdata import seq_label
 from infersweep.report.views import JudgedEval, SiteView
 
@@ -66,17 +65,10 @@ def arrange(site: SiteView, *, judged: bool) -> dict:
 
 
 def script(data: dict) -> str:
-    """``data`` as the script the page loads, with ``<``, ``>`` and ``&`` escaped so no value
-    can close the script."""
-    body = json.dumps(data, separators=(",", ":"), sort_keys=True, ensure_ascii=False,
-                      allow_nan=False)
-    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"window.{GLOBAL} = {body};\n"
+    """``data`` as the script the page loads."""
+    return datascript.script(GLOBAL, data, allow_nan=False)
 
 
 def load_script(text: str) -> dict:
     """The data object back from :func:`script`'s text (for tests and tools)."""
-    prefix = f"window.{GLOBAL} = "
-    if not text.startswith(prefix):
-        raise ValueError("not an evals data file")
-    return json.loads(text[len(prefix):].rstrip().rstrip(";"))
+    return datascript.load(GLOBAL, text, "an evals data file")

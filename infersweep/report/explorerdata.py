@@ -22,12 +22,11 @@ sequence label.
 
 from __future__ import annotations
 
-import json
 import operator
 
 import numpy as np
 
-from infersweep.report import packing, pareto
+from infersweep.report import datascript, packing, pareto
 from infersweep.report.costs import GpuCosts
 from infersweep.report.views import config_page_path, run_order, run_page_path
 from infersweep.results.agenticagg import offload_mode
@@ -366,17 +365,12 @@ def unpack(data: dict) -> dict:
 
 
 def script(data: dict) -> str:
-    """``data`` packed, as the script the page loads: text JSON-escaped (``<``, ``>`` and
-    ``&`` too, so no value can close the script; packed columns have none of them)."""
-    body = json.dumps(pack(data), separators=(",", ":"), sort_keys=True, ensure_ascii=False)
-    body = body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f"window.{GLOBAL} = {body};\n"
+    """``data`` packed, as the script the page loads (packed columns hold no character the
+    script escapes)."""
+    return datascript.script(GLOBAL, pack(data))
 
 
 def load_script(text: str) -> dict:
     """The data object back from :func:`script`'s text, in plain lists (for tests and
     tools)."""
-    prefix = f"window.{GLOBAL} = "
-    if not text.startswith(prefix):
-        raise ValueError(f"not an explorer data file (it does not start with {prefix!r})")
-    return unpack(json.loads(text[len(prefix):].rstrip().rstrip(";")))
+    return unpack(datascript.load(GLOBAL, text, "an explorer data file"))
