@@ -1,23 +1,23 @@
-"""Wall time of `infersweep report build` on 20 staged runs (the issue's target: under 10 s),
-and plotly's own way of writing the same charts (`write_html`, plotly.js inlined in each file)
-measured in the same run as the peer.
+"""Wall time and size of `infersweep report build`: on 20 staged runs read from run folders
+and from a SQLite store (the default, cheap), and on 1,000 synthetic staged runs x 200 points
+(issue 24's scale: build under 10 s, site under 15 MB, first chart under 2 s).
 
-Each run has CONFIGS configs of two topologies (4 + 3 concurrencies), processed by the real
-results code and saved as a results artifact (aggregate/results.json, evals.json); the build
-is timed from those folders (`--from-run`) and from a SQLite store they were staged into
-(`--db`), writing the index, a page per config (every run's traces) and a page per run.
+The default: each run has CONFIGS configs of two topologies (4 + 3 concurrencies), processed
+by the real results code and saved as a results artifact (aggregate/results.json,
+evals.json); the command is timed in a fresh process from those folders (`--from-run`) and
+from a SQLite store they were staged into (`--db`).
 
     python benchmarks/perf/report_build.py [--runs 20] [--configs 10] [--repeat 3]
 
-The explorer at scale (issue 24: 1,000 staged runs x 200 points): synthetic staged runs made
-in memory (20 configs over four GPUs, two precisions, ISL/OSL 8k/1k and 1k/1k, 5 concurrencies
-per series), the explorer's data file and page written as `report build` writes them, the
-whole site built for a slice of them, and the page opened in headless Chromium (Selenium and
-chromedriver) until its first chart is drawn (median of REPEAT fresh browsers), then switched to
-the view of every point; and plotly.js's basic and whole bundles alone, for comparison:
+At scale: synthetic staged runs made in memory (20 configs over four GPUs, two precisions,
+ISL/OSL 8k/1k and 1k/1k, 5 concurrencies per series), the whole site built from them as
+`report build` builds it (`build()`, every page; reading a store is not counted), its size;
+then pages opened in headless Chromium (Selenium and chromedriver, a fresh browser each time,
+median of REPEAT): the explorer until its first chart is drawn, then switched to the view of
+every point; the newest run's page and a config's page until their charts and tables are
+drawn; and plotly.js's basic and whole bundles alone, for comparison. It takes a few minutes.
 
-    python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 [--full-runs 50]
-        [--repeat 3]
+    python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 [--repeat 3]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def make_runs(root: Path, runs: int, configs: int) -> list[Path]:
         folder = root / f"run-{i:02d}"
         for c in range(configs):
             reportruns.write_run(folder, str(33_000_000 + i), seed=i % 5, scale_down=1.0,
-                                 key=f"cfg-{c:02d}", evals=(0.95,) if c == 0 else ())
+                                 key=f"cfg-{c:02d}")
         out = root / f"artifact-{i:02d}" / "aggregate"  # as a run's results artifact
         out.mkdir(parents=True)
         for cmd in (["results", "collect", str(folder), "-o", str(out / "results.json")],
@@ -75,43 +75,6 @@ def ours(sources: list[str], out: Path, repeat: int) -> tuple[float, str]:
     return statistics.median(times), line
 
 
-def peer(aggs: list[Path], out: Path, repeat: int, js) -> tuple[float, int]:
-    """plotly's write_html of every chart of the same site (validated figures), each a
-    standalone file: plotly.js inlined (``js=True``, what one gets from plotly alone) or
-    shared (``js="directory"``), in a fresh process. No tables, no index."""
-    script = f"""
-import sys, time
-sys.path.insert(0, {str(REPO)!r})
-from pathlib import Path
-import plotly.graph_objects as go
-from infersweep.report import charts, fromrun, views
-start = time.perf_counter()
-runs = [fromrun.load(p) for p in {[str(a) for a in aggs]!r}]
-site = views.arrange(runs, None)
-out = Path({str(out)!r}); out.mkdir(exist_ok=True)
-n = 0
-for key, view in site.configs.items():
-    for c in views.charts_of([(site.index_of(r), r, p) for r, p in view.points]):
-        go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs={js!r})
-        n += 1
-for i, run in enumerate(site.runs):
-    for key in site.run_configs[i]:
-        pts = [(i, run, p) for p in run.points if p["config_key"] == key]
-        for c in views.charts_of(pts):
-            go.Figure(charts.figure(c)).write_html(out / f"c{{n}}.html", include_plotlyjs={js!r})
-            n += 1
-print(n)
-"""
-    times, n = [], 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True,
-                              text=True)
-        times.append(time.perf_counter() - start)
-        n = int(proc.stdout.strip())
-    return statistics.median(times), n
-
-
 HW = (("mi355x", "atom"), ("mi325x", "sglang"), ("b200", "vllm"), ("h200", "trt"))
 
 
@@ -136,6 +99,7 @@ def synthetic_runs(n_runs: int, points: int) -> list:
             for isl, osl in ((8192, 1024), (1024, 1024)):
                 for i, conc in enumerate(concs):
                     tput = 500.0 * (i + 1) * rng.uniform(0.8, 1.2)
+                    intvty = 120.0 / (i + 1) * rng.uniform(0.9, 1.1)
                     pts.append({
                         **blank, "config_key": key, "model": f"model-{c % 2}", "hw": hw, "framework": fw,
                         "precision": prec, "spec_decoding": "none", "disagg": c % 3 == 0,
@@ -145,7 +109,10 @@ def synthetic_runs(n_runs: int, points: int) -> list:
                         "job_id": f"job-{r}-{c}", "run_id": str(40_000_000 + r), "attempt": 1,
                         "successful": True, "tput_per_gpu": tput,
                         "input_tput_per_gpu": tput * 0.8, "output_tput_per_gpu": tput * 0.2,
-                        "median_intvty": 120.0 / (i + 1) * rng.uniform(0.9, 1.1),
+                        "median_intvty": intvty, "median_tpot": 1 / intvty,
+                        "p99_intvty": intvty * rng.uniform(0.6, 0.8),
+                        "num_prompts": conc * 10, "completed": conc * 10,
+                        "srt_slurm_commit": f"{r % 3:040x}", "engine_revision": f"{fw}-{r % 5}",
                         "median_e2el": 4.0 * (i + 1), "median_ttft": 0.2 * (i + 1),
                         "p90_ttft": 0.3 * (i + 1), "p99_ttft": 0.5 * (i + 1)})
         day = 1 + r % 28
@@ -223,52 +190,71 @@ def bundle_seconds(site: Path, bundle: str) -> float:
         page.unlink()
 
 
-def explorer_scale(n_runs: int, points: int, full_runs: int, repeat: int) -> None:
-    from infersweep.report import build, costs, explorerdata
-    from infersweep.report.site import PLOTLY_BASIC_JS, BuildSummary, _Writer
+POINTS_DRAWN = ("const m = performance.getEntriesByName('points-drawn');"
+                "return m.length ? m[0].startTime / 1000 : null;")
+
+
+def points_page_seconds(page: Path) -> float:
+    """A run or config page in a fresh browser: navigation start to its 'points-drawn' mark
+    (its charts and table drawn from the explorer's data)."""
+    with _chromium() as driver:
+        driver.get(page.as_uri())
+        return _until(driver, POINTS_DRAWN, f"{page.name}'s charts")
+
+
+def _mb(folder: Path, pattern: str = "*") -> float:
+    return sum(p.stat().st_size for p in folder.rglob(pattern) if p.is_file()) / 1e6
+
+
+def site_scale(n_runs: int, points: int, repeat: int) -> None:
+    from infersweep.report import build, config_page_path, costs, explorerdata, run_page_path
+    from infersweep.report.site import PLOTLY_BASIC_JS
 
     start = time.perf_counter()
     runs = synthetic_runs(n_runs, points)
     made = time.perf_counter() - start
     gpu = costs.load(REPO / "configs" / "gpu-costs.yaml")
     with tempfile.TemporaryDirectory() as tmp:
-        t = Path(tmp)
-        site = t / "explorer"
-        site.mkdir()
-        start = time.perf_counter()
-        w = _Writer(site, BuildSummary(site), "bench")
-        from infersweep.report import charts as chartmod
-
-        (site / "plotly.min.js").write_text(chartmod.plotly_js(), encoding="utf-8")
-        (site / "report.css").write_text("", encoding="utf-8")
-        w.explorer(runs, gpu)
-        explorer_s = time.perf_counter() - start
-        data_mb = (site / explorerdata.FILE).stat().st_size / 1e6
-        site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6
+        site = Path(tmp) / "site"
+        builds = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            summary = build(runs, site, costs=gpu)
+            builds.append(time.perf_counter() - start)
+        sizes = {"site": _mb(site), "data": (site / explorerdata.FILE).stat().st_size / 1e6,
+                 "runs": _mb(site / "runs"), "configs": _mb(site / "configs"),
+                 "plotly": _mb(site, "plotly*.js")}
         loads = [page_seconds(site / "explorer.html") for _ in range(repeat)]
-        drawn = statistics.median(f for f, _ in loads)
-        heavy = statistics.median(h for _, h in loads)
+        newest = max(runs, key=lambda r: r.staged_at)
+        run_page = statistics.median(points_page_seconds(site / run_page_path(newest))
+                                     for _ in range(repeat))
+        key = newest.points[0]["config_key"]
+        config_page = statistics.median(points_page_seconds(site / config_page_path(key))
+                                        for _ in range(repeat))
         bundles = {b: statistics.median(bundle_seconds(site, b) for _ in range(repeat))
                    for b in (PLOTLY_BASIC_JS, "plotly.min.js")}
-        start = time.perf_counter()
-        build(runs[:full_runs], t / "full", costs=gpu)
-        full_s = time.perf_counter() - start
-        full_mb = sum(p.stat().st_size for p in (t / "full").rglob("*") if p.is_file()) / 1e6
     n = sum(len(r.points) for r in runs)
-    print(f"{n_runs} runs x {points} points ({n} points), made in memory in {made:.1f} s")
+    print(f"{n_runs} runs x {points} points ({n} points), made in memory in {made:.1f} s; "
+          f"{len(summary.pages)} pages; median of {repeat}")
     print("| what | figure |")
     print("|---|---|")
-    print(f"| explorer data file + page written, {n_runs} runs | {explorer_s:.2f} s |")
-    print(f"| explorer data file | {data_mb:.1f} MB |")
-    print(f"| explorer site (page, scripts, data, plotly.min.js) | {site_mb:.1f} MB |")
-    print(f"| first chart drawn in headless Chromium (navigation start to drawn), median of "
-          f"{repeat} | {drawn:.2f} s |")
-    print(f"| the view of every point ({HEAVY_VIEW}: WebGL, loads plotly.min.js) | "
-          f"{heavy:.2f} s |")
+    print(f"| whole `report build` (`build()`, every page), {n_runs} runs | "
+          f"{statistics.median(builds):.2f} s (each: "
+          f"{', '.join(f'{b:.2f}' for b in builds)}) |")
+    print(f"| the site | {sizes['site']:.1f} MB |")
+    print(f"| `explorer-data.js` | {sizes['data']:.1f} MB |")
+    print(f"| the run pages ({n_runs}) | {sizes['runs']:.1f} MB |")
+    print(f"| the config pages | {sizes['configs']:.2f} MB |")
+    print(f"| plotly.js, both bundles | {sizes['plotly']:.1f} MB |")
+    print(f"| explorer: first chart drawn in headless Chromium (navigation start to drawn) | "
+          f"{statistics.median(f for f, _ in loads):.2f} s |")
+    print(f"| explorer: the view of every point ({HEAVY_VIEW}: WebGL, loads plotly.min.js) | "
+          f"{statistics.median(h for _, h in loads):.2f} s |")
+    print(f"| the newest run's page: charts and table drawn | {run_page:.2f} s |")
+    print(f"| a config's page ({key}): charts and table of its newest runs drawn | "
+          f"{config_page:.2f} s |")
     for name, s in bundles.items():
         print(f"| {name} alone, an empty chart drawn | {s:.2f} s |")
-    print(f"| whole `build()` (every page), first {full_runs} runs | {full_s:.2f} s, "
-          f"{full_mb:.1f} MB |")
 
 
 def main() -> None:
@@ -277,13 +263,11 @@ def main() -> None:
     ap.add_argument("--configs", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--explorer-runs", type=int, default=0,
-                    help="Measure the explorer at this many synthetic runs instead.")
+                    help="Measure the whole site at this many synthetic runs instead.")
     ap.add_argument("--points", type=int, default=200, help="Points per synthetic run.")
-    ap.add_argument("--full-runs", type=int, default=50,
-                    help="How many of the synthetic runs the whole-site build is timed on.")
     args = ap.parse_args()
     if args.explorer_runs:
-        explorer_scale(args.explorer_runs, args.points, args.full_runs, args.repeat)
+        site_scale(args.explorer_runs, args.points, args.repeat)
         return
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
@@ -294,27 +278,17 @@ def main() -> None:
                           args.repeat)
         url = make_store(aggs, t / "store.db")
         from_db, db_line = ours(["--db", url], t / "site-db", args.repeat)
-        size = sum(p.stat().st_size for p in (t / "site").rglob("*") if p.is_file())
-        theirs, n = peer(aggs, t / "peer", args.repeat, True)
-        peer_size = sum(p.stat().st_size for p in (t / "peer").rglob("*") if p.is_file())
-        shared, _ = peer(aggs, t / "peer2", args.repeat, "directory")
-        shared_size = sum(p.stat().st_size for p in (t / "peer2").rglob("*") if p.is_file())
+        size = _mb(t / "site")
     print(f"{args.runs} runs x {args.configs} configs, {points} points; median of "
           f"{args.repeat}, fresh processes")
     print(f"report build --from-run: {line}")
     print(f"report build --db: {db_line}")
     print("| what | wall (s) | written |")
     print("|---|---|---|")
-    print(f"| `report build --from-run` x {args.runs} (all pages, tables, {n} charts, one "
-          f"plotly.js) | {mine:.2f} | {size / 1e6:.1f} MB |")
+    print(f"| `report build --from-run` x {args.runs} (every page) | {mine:.2f} | "
+          f"{size:.1f} MB |")
     print(f"| `report build --db` (the same runs staged in a SQLite store) | {from_db:.2f} | "
-          f"{size / 1e6:.1f} MB |")
-    print(f"| plotly `write_html` of the same {n} charts, plotly.js inlined | {theirs:.2f} | "
-          f"{peer_size / 1e6:.1f} MB |")
-    print(f"| plotly `write_html` of the same {n} charts, one shared plotly.min.js | "
-          f"{shared:.2f} | {shared_size / 1e6:.1f} MB |")
-    print(f"ratio: {theirs / mine:.1f}x faster than plotly.js inlined, "
-          f"{shared / mine:.1f}x than shared")
+          f"{size:.1f} MB |")
 
 
 if __name__ == "__main__":

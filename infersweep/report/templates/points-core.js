@@ -88,8 +88,10 @@
     return Array.from(runs).sort((a, b) => a - b);
   }
 
+  // a complete point with both numbers and an ISL/OSL (views.chart_sizes counts the same)
   function plottable(r) {
-    return r.successful && Number.isFinite(r.tput) && Number.isFinite(r.intvty);
+    return r.successful && Number.isFinite(r.tput) && Number.isFinite(r.intvty) &&
+      r.isl !== null && r.osl !== null;
   }
 
   function chartTitle(c) {

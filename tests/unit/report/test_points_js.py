@@ -29,7 +29,8 @@ def runs(tmp_path_factory):
     other = fromrun.load(reportruns.write_run(tmp / "other", "200", key="gptoss-fp4-h200-vllm",
                                               concs_one=(1, 2), concs_two=(4,)))
     failed = {**other.points[0], "successful": False, "conc": 3}
-    new = dataclasses.replace(new, points=new.points + other.points + [failed],
+    no_seq = {**other.points[0], "isl": None, "conc": 5}  # listed, not plotted
+    new = dataclasses.replace(new, points=new.points + other.points + [failed, no_seq],
                               staged_at="2026-12-02T00:00:00Z")
     return dataclasses.replace(old, staged_at="2026-12-01T00:00:00Z"), new
 
@@ -58,10 +59,13 @@ def test_a_run_page_has_every_point_of_the_run_with_its_table_cells(runs):
       const run = P.runIndex(d, "200-1"), rows = P.rows(d, D, {run: run});
       return {run: run, missing: P.runIndex(d, "999-1"), configs: rows.map((r) => r.config),
               cells: rows.map((r) => P.COLUMNS.map((c) => c.cell(r, d.runs))),
-              heads: P.COLUMNS.map((c) => c.head), failed: rows.filter((r) => !r.successful).length};""")
+              heads: P.COLUMNS.map((c) => c.head), failed: rows.filter((r) => !r.successful).length,
+              charts: P.charts(rows.filter((r) => r.config === "gptoss-fp4-h200-vllm"))
+                .map((c) => c.points)};""")
     assert out["run"] == 1 and out["missing"] == -1
     assert len(out["configs"]) == len(new.points) and out["failed"] == 1
     assert out["configs"] == sorted(out["configs"])  # grouped by config, in key order
+    assert out["charts"] == [3]  # of its 5 rows: one failed, one without an ISL
     head = out["heads"]
     row = dict(zip(head, next(c for c in out["cells"] if c[head.index("conc")] == "4"
                               and reportruns.ONE in c[0]), strict=True))
