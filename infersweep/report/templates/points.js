@@ -113,6 +113,7 @@
     const choice = document.getElementById("all-runs");
     const NEWEST = Number(page.dataset.newest);  // runs shown until asked for all
     function draw() {
+      delete page.dataset.drawn;
       const every = withPoints.length <= NEWEST || choice.checked;
       const shown = every ? null : new Set(withPoints.slice(-NEWEST));
       for (const c of charts.querySelectorAll(".plotly-graph-div")) window.Plotly.purge(c);

@@ -137,3 +137,40 @@ def test_hostile_text_is_shown_as_text(tmp_path):
     # the tables the run page draws show the text as it is
     rows = _table_rows(browser.dump_dom((tmp_path / "site" / run_page_path(run)).as_uri()))
     assert len(rows) == 7 and all(r.split("|")[0].endswith(evil) for r in rows)
+
+
+def test_a_config_page_draws_its_newest_runs_until_asked_for_every_one(tmp_path):
+    """Twelve staged runs: the config's page draws the newest ten (a frontier line each),
+    lists all twelve, and draws every one once its checkbox is ticked (Selenium)."""
+    from selenium.webdriver.common.by import By
+
+    from tests.webdriver import chromium_driver, wait_for
+
+    base = fromrun.load(reportruns.write_run(tmp_path / "run", "300", concs_one=(4,),
+                                             concs_two=(64,)))
+    runs = [dataclasses.replace(base, run_id=str(300 + i),
+                                staged_at=f"2026-12-{i + 1:02d}T00:00:00Z",
+                                points=[{**p, "run_id": str(300 + i)} for p in base.points])
+            for i in range(12)]
+    summary = build(runs, tmp_path / "site")
+    page = tmp_path / "site" / "configs" / f"{KEY}.html"
+    assert summary.points_per_chart[f"configs/{KEY}.html#chart-0"] == 10 * 2
+
+    frontiers = ("return Array.from(document.querySelectorAll('#chart-0 .legendtext'))"
+                 ".filter((t) => t.textContent.endsWith('Pareto frontier')).length")
+    markers = "return document.querySelectorAll('#chart-0 .scatterlayer path.point').length"
+    drawn = "return document.getElementById('points-page').dataset.drawn === 'yes'"
+    with chromium_driver(tmp_path / "downloads") as driver:
+        driver.get(page.as_uri())
+        assert wait_for(lambda: driver.execute_script(drawn))
+        links = driver.find_elements(By.CSS_SELECTOR, "#config-runs a")
+        assert [a.text for a in links] == [str(311 - i) for i in range(12)]  # newest first
+        rows = driver.find_elements(By.CSS_SELECTOR, "#config-points tbody tr")
+        assert len(rows) == 10 * 2 and rows[0].text.startswith("302")  # the oldest shown
+        assert (driver.execute_script(frontiers), driver.execute_script(markers)) == (10, 20)
+        box = driver.find_element(By.ID, "all-runs")
+        assert box.is_displayed()
+        box.click()
+        assert wait_for(lambda: driver.execute_script(drawn))
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#config-points tbody tr")) == 12 * 2
+        assert (driver.execute_script(frontiers), driver.execute_script(markers)) == (12, 24)
