@@ -12,9 +12,9 @@ sets one global, because a page opened from ``file://`` may not fetch a JSON fil
 The run and config pages read the same file: it also holds what their tables show beyond the
 explorer's metrics (p99 interactivity, the requests completed of those sent, srt-slurm
 commit, engine revision, the point's attempt; the median TPOT is 1 / the median
-interactivity, as the results code defines interactivity), the points the explorer leaves out (unsuccessful or without
-ISL/OSL) as plain rows, each run's and config's page, and the ISL/OSL numbers of each
-sequence label.
+interactivity, as the results code defines interactivity), the points the explorer leaves
+out (unsuccessful or without ISL/OSL) as plain rows, each run's and config's page, and the
+ISL/OSL numbers of each sequence label.
 
 :func:`arrange` gives the data with plain lists (what :func:`load_script` reads back);
 :func:`script` packs it.
@@ -35,7 +35,7 @@ from infersweep.store.model import StagedRun
 
 FILE = "explorer-data.js"
 GLOBAL = "INFERSWEEP_EXPLORER_DATA"
-VERSION = 2
+VERSION = 3
 SEED_SEQ = "8k/1k"
 AGENTIC_SEQ = "agentic"  # the ISL/OSL value of agentic-coding results
 # series columns (text, dictionary-encoded) and what a point row gives for each; ``local``
@@ -320,7 +320,8 @@ def _series_column(codes: list[int], config: list[int]) -> dict:
 
 def pack(data: dict) -> dict:
     """:func:`arrange`'s data with its columns packed (:mod:`.packing`): a count of points
-    per series instead of a series per point, concurrency dictionary-encoded."""
+    per series instead of a series per point, concurrency and requests dictionary-encoded, a
+    series column the config decides with a code per config."""
     points, series = data["points"], data["series"]
     n_series = len(series["run"])
     counts = [0] * n_series

@@ -1,9 +1,9 @@
-"""The Pareto frontier of throughput per GPU against interactivity (both higher is better)."""
+"""The two numbers of a point the charts plot (throughput per GPU against interactivity), read
+as numbers. The frontiers are drawn by the pages' scripts (``frontier`` in explorer-core.js)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 
 X = "median_intvty"   # tokens/s per user
 Y = "tput_per_gpu"    # tokens/s per GPU
@@ -24,20 +24,3 @@ def plottable(point: dict) -> bool:
     """A point with both numbers, from a complete measurement (a store may say 1 for true)."""
     return (bool(point.get("successful", True)) and number(point.get(X)) is not None
             and number(point.get(Y)) is not None)
-
-
-def frontier(points: Iterable[dict]) -> list[dict]:
-    """The points no other point beats on both axes, by rising interactivity.
-
-    A point is dominated when another one is at least as good on both axes and better on
-    one; of exact ties the first given is kept."""
-    ordered = sorted((p for p in points if plottable(p)),
-                     key=lambda p: (-number(p[X]), -number(p[Y])))
-    out: list[dict] = []
-    best_y = float("-inf")
-    for p in ordered:
-        if number(p[Y]) > best_y:
-            out.append(p)
-            best_y = number(p[Y])
-    out.reverse()
-    return out

@@ -126,3 +126,21 @@ def test_text_plotly_shows_is_escaped(runs):
     assert out["cell"].endswith(evil)  # the table sets text, not HTML
     assert all("<img" not in n and "&lt;img" in n for n in out["names"][:2])
     assert "<img" not in out["text"] and "&lt;img src=x onerror=alert(1)&gt;&amp;" in out["text"]
+
+
+def test_frontiers_keep_the_undominated_points_the_first_of_ties_and_no_incomplete_one(
+        runs):
+    rows = [{"run": 0, "recipe": "r", "topology": t, "isl": 8192, "osl": 1024,
+             "scale_down": 1, "conc": c, "attempt": 1, "successful": ok, "intvty": x,
+             "tput": y, "n": n}
+            for n, (t, c, x, y, ok) in enumerate([
+                ("a", 1, 10, 100, True), ("a", 2, 20, 90, True), ("b", 3, 15, 80, True),
+                ("b", 4, 30, 40, True), ("a", 5, 5, 100, True), ("b", 6, 30, 10, True),
+                ("a", 7, 10, 100, True), ("b", 8, 100, 100, False),
+                ("b", 9, None, 500, True), ("b", 10, 50, 50, True)])]
+    rows[-1]["isl"] = None  # no ISL: listed, never plotted
+    out = _run(_packed(runs), f"""const c = P.charts({json.dumps(rows)});
+      return c.map((x) => [x.points, x.frontiers.map((f) => f.points.map((r) => r.n))]);""")
+    # 10/100 beats 5/100 (same y, less x); of the two 10/100 the first is kept; 15/80 and
+    # 30/10 are beaten; the failed, the one without interactivity and without ISL never count
+    assert out == [[7, [[0, 1, 3]]]]
