@@ -183,20 +183,11 @@
     else draw();
   }
 
-  function download(name, text) {
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-    a.download = name;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-  }
-
   $("min-repeats").textContent = String(C.MIN_REPEATS);
   fillControls();
   for (const id of ["base", "new"]) $(id).addEventListener("change", (ev) => setState({ [id]: ev.target.value }));
   $("swap").addEventListener("click", () => setState({ base: state.new, new: state.base }));
-  $("csv").addEventListener("click", () => download("compare.csv", C.csv(window.compareView.result, decoded)));
+  $("csv").addEventListener("click", () => X.download("compare.csv", C.csv(window.compareView.result, decoded)));
   window.addEventListener("hashchange", () => { state = C.parseState(location.hash, decoded); syncControls(); draw(); });
   syncControls();
   draw();

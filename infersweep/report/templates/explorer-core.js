@@ -411,10 +411,21 @@
       agenticCells(p))));
   }
 
+  // the one DOM helper the pages share: ``text`` saved as a file named ``name`` (the CSV
+  // exports); only called in a browser
+  function download(name, text) {
+    const a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+  }
+
   const api = { X_METRICS, FILTERS, AGENTIC, HIT_RATES, yMetrics, decode, yValue, frontier,
     groupOf, groupName, isAgentic, defaultState, parseState, stateHash, select, selectSeries,
     groups, hitRates, hitPoints, csv, hitsCsv, csvCell, runKey, usdPerHour, kwPerGpu, unpackInts,
-    unpackNumbers };
+    unpackNumbers, download };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.InfersweepExplorer = api;
 })(typeof window !== "undefined" ? window : globalThis);

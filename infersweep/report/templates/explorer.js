@@ -229,15 +229,6 @@
     else draw();
   }
 
-  function download(name, text) {
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-    a.download = name;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-  }
-
   function costsTable() {
     const body = $("costs").querySelector("tbody");
     const used = (decoded.columns.cost_hw ? decoded.columns.cost_hw.values : []).filter((h) => h).sort();
@@ -274,9 +265,9 @@
   for (const k of ["x", "y", "run"].concat(X.FILTERS)) $(k).addEventListener("change", (ev) => setState({ [k]: ev.target.value }));
   for (const k of ["frontier", "all", "log", "labels"]) $(k).addEventListener("change", (ev) => setState({ [k]: ev.target.checked }));
   $("reset").addEventListener("click", () => setState(X.defaultState(data)));
-  $("csv").addEventListener("click", () => download("explorer.csv", X.csv(window.explorerView.list, state, decoded.runs)));
+  $("csv").addEventListener("click", () => X.download("explorer.csv", X.csv(window.explorerView.list, state, decoded.runs)));
   $("png").addEventListener("click", () => png(chart, "explorer"));
-  $("csv-hits").addEventListener("click", () => download("explorer-cache-hits.csv", X.hitsCsv(window.explorerView.hits, decoded.runs)));
+  $("csv-hits").addEventListener("click", () => X.download("explorer-cache-hits.csv", X.hitsCsv(window.explorerView.hits, decoded.runs)));
   $("png-hits").addEventListener("click", () => png(hitsChart, "explorer-cache-hits"));
   window.addEventListener("hashchange", () => { state = X.parseState(location.hash, data); syncControls(); draw(); });
   syncControls();

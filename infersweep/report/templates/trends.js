@@ -286,15 +286,6 @@
     else { syncControls(); draw(); }
   }
 
-  function download(name, text) {
-    const a = document.createElement("a");
-    a.href = URL.createObjectURL(new Blob([text], { type: "text/csv" }));
-    a.download = name;
-    document.body.appendChild(a);
-    a.click();
-    a.remove();
-  }
-
   fillControls();
   for (const v of T.VIEWS) $("tab-" + v).addEventListener("click", () => setState({ view: v }));
   for (const k of ["y", "run", "task", "a", "b"].concat(X.FILTERS)) {
@@ -305,7 +296,7 @@
     if (Number.isFinite(t) && t > 0) setState({ target: t }); else $("target").value = String(state.target);
   });
   $("reset").addEventListener("click", () => setState(T.defaultState(data, decoded)));
-  $("csv").addEventListener("click", () => download(shown.view + ".csv", shown.csv()));
+  $("csv").addEventListener("click", () => X.download(shown.view + ".csv", shown.csv()));
   $("png").addEventListener("click", () => Plotly.downloadImage(chart, { format: "png", filename: shown.view, width: 1280, height: 720 }));
   window.addEventListener("hashchange", () => { state = T.parseState(location.hash, data, decoded); syncControls(); draw(); });
   syncControls();
