@@ -105,9 +105,8 @@ def run_cli(capsys, monkeypatch):
 # the local Slurm cluster (its nodes and queue), and each folder's session fixtures (act's
 # action trees and tool cache, the real engine, srtctl), which are built once per worker.
 XDIST_GROUPS = {
-    "tests/integration/workflows/test_run_sweep_local_slurm.py": "slurm",
-    "tests/integration/slurm/": "slurm",
-    "tests/integration/workflows/": "act",
+    "tests/integration/slurm/": "act-slurm",  # the act tests share the cluster and fixtures
+    "tests/integration/workflows/": "act-slurm",
     "tests/integration/engine/": "engine",
     "tests/integration/recipe_coverage/": "srtctl",
     "tests/integration/evals/": "evals",
@@ -115,6 +114,7 @@ XDIST_GROUPS = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = Path(str(item.path)).relative_to(REPO).as_posix()
