@@ -193,7 +193,11 @@
     });
   }
 
+  // the trends page shares the explorer's fragment keys: it opens on this view
+  const trendsLink = $("trends-link"), trendsPage = trendsLink.getAttribute("href");
+
   function draw() {
+    trendsLink.setAttribute("href", trendsPage + location.hash);
     const points = X.select(decoded, state), agentic = X.isAgentic(state);
     const list = X.groups(points, state, costs);
     const n = list.reduce((k, g) => k + (state.all || !state.frontier ? g.points.length : g.frontier.length), 0);

@@ -126,6 +126,9 @@ def test_explorer_default_view_filters_axes_fragment_and_csv(site, tmp_path):
         view = driver.current_url.split("#", 1)[1]
         assert view == "y=cost_rental&precision=fp8"
         assert driver.execute_script("return explorerView.list.length") == 1
+        # the trends page opens on this view (the keys are shared)
+        link = driver.find_element(By.ID, "trends-link").get_attribute("href")
+        assert link.endswith("trends.html#" + view), link
 
         # a reload (a shared link) opens the same view; back returns to the one before
         driver.refresh()
