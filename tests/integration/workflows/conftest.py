@@ -97,6 +97,34 @@ def worktree_repo(tmp_path_factory) -> tuple[Path, str]:
     return path, sha
 
 
+# act 0.2.89 reads and writes its --local-repository cache from parallel matrix jobs without a
+# lock, and now and then dies of it (nektos/act#6055, a fix not yet released): the run is lost
+# before any step of ours ran wrong. Such a run is run once more in fresh folders.
+ACT_CACHE_RACE = ("fatal error: concurrent map read and map write", "LocalRepositoryCache")
+
+
+def _crashed_in_acts_cache_race(run) -> bool:
+    if run.exit_code == 0 or run.timed_out:
+        return False
+    text = Path(run.log_path).read_text(errors="replace")
+    return all(sign in text for sign in ACT_CACHE_RACE)
+
+
+def run_act_past_its_cache_race(workflow, event_name, payload, *, artifact_dir: Path,
+                                log_path: Path, **kwargs):
+    """run_act, and once more in fresh folders (``…-again``) if act died of its cache race."""
+    run = run_act(workflow, event_name, payload, artifact_dir=artifact_dir,
+                  log_path=log_path, **kwargs)
+    if not _crashed_in_acts_cache_race(run):
+        return run
+    print(f"act died of its --local-repository cache race (nektos/act#6055); log {log_path}; "
+          "running it once more")
+    again = log_path.with_name(f"{log_path.stem}-again")
+    kwargs["work_dir"] = again.parent / f"{again.name}-act-work"
+    return run_act(workflow, event_name, payload, artifact_dir=Path(f"{artifact_dir}-again"),
+                   log_path=again.with_suffix(".jsonl"), **kwargs)
+
+
 @pytest.fixture
 def git_sandbox(tmp_path) -> GitSandbox:
     return GitSandbox(tmp_path / "github")
@@ -111,11 +139,12 @@ def replay(act_executable, action_trees, python_tool_cache, git_sandbox, tmp_pat
 
     def run(workflow, event_name, payload, *, repo_dir, name="run", env=None, timeout=900,
             **kwargs):
-        result = run_act(workflow, event_name, payload, repo_dir=repo_dir,
-                         env={**git_sandbox.env(), **(env or {})},
-                         artifact_dir=tmp_path / f"{name}-artifacts", trees=action_trees,
-                         toolcache=python_tool_cache, log_path=tmp_path / f"{name}.jsonl",
-                         timeout=timeout, act=act_executable, **kwargs)
+        result = run_act_past_its_cache_race(
+            workflow, event_name, payload, repo_dir=repo_dir,
+            env={**git_sandbox.env(), **(env or {})},
+            artifact_dir=tmp_path / f"{name}-artifacts", trees=action_trees,
+            toolcache=python_tool_cache, log_path=tmp_path / f"{name}.jsonl",
+            timeout=timeout, act=act_executable, **kwargs)
         runs.append(result)
         return result
 
@@ -147,11 +176,11 @@ def run_in_sandbox(sandbox: GitSandbox, workflow, event_name, payload, *, repo_d
     from tests.integration.workflows.sweep_pr import RUNNER_LABELS
 
     kwargs.setdefault("runner_labels", RUNNER_LABELS)
-    return run_act(workflow, event_name, payload, repo_dir=repo_dir,
-                   env={**sandbox.env(), **(env or {})},
-                   artifact_dir=work / f"{name}-artifacts", trees=trees,
-                   toolcache=toolcache, log_path=work / f"{name}.jsonl",
-                   timeout=timeout, act=act, **kwargs)
+    return run_act_past_its_cache_race(workflow, event_name, payload, repo_dir=repo_dir,
+                                       env={**sandbox.env(), **(env or {})},
+                                       artifact_dir=work / f"{name}-artifacts", trees=trees,
+                                       toolcache=toolcache, log_path=work / f"{name}.jsonl",
+                                       timeout=timeout, act=act, **kwargs)
 
 
 @pytest.fixture(scope="session")
