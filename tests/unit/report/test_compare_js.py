@@ -19,8 +19,7 @@ import yaml
 
 from infersweep.recipe import diff as differ
 from infersweep.report import comparedata, costs, explorerdata
-from tests import compareruns, reportruns
-from tests.unit.report.test_explorer_js import _node
+from tests import compareruns, nodejs, reportruns
 
 REPO = Path(__file__).resolve().parents[3]
 CORE = REPO / "infersweep" / "report" / "templates" / "compare-core.js"
@@ -47,16 +46,10 @@ def _run(data, body: str):
     """``body`` evaluated with C (compare-core), X (explorer-core), D (decoded points), CD
     (the compare data); prints its JSON value."""
     explorer, compare = data
-    script = (f"const X = require({json.dumps(str(EXPLORER))});\n"
-              f"const C = require({json.dumps(str(CORE))});\n"
-              f"const D = X.decode({json.dumps(explorer)});\n"
-              f"const CD = {json.dumps(compare)};\n"
-              f"console.log(JSON.stringify((() => {{ {body} }})()));\n")
-    import subprocess
-
-    proc = subprocess.run([_node(), "-e", script], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return nodejs.evaluate(f"const X = require({json.dumps(str(EXPLORER))});\n"
+                           f"const C = require({json.dumps(str(CORE))});\n"
+                           f"const D = X.decode({json.dumps(explorer)});\n"
+                           f"const CD = {json.dumps(compare)};", body)
 
 
 COMPARED = """

@@ -7,28 +7,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from infersweep.report import costs, explorerdata, fromrun
 from infersweep.results.agenticagg import offload_mode
-from tests import browser, reportruns
+from tests import nodejs, reportruns
 
 REPO = Path(__file__).resolve().parents[3]
 CORE = REPO / "infersweep" / "report" / "templates" / "explorer-core.js"
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get(browser.REQUIRE_ENV, "") not in ("", "0"):
-            pytest.fail("no node to run the explorer's script tests")
-        pytest.skip("no node")
-    return node
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +29,8 @@ def data(tmp_path_factory):
 
 def _run(data: dict, body: str):
     """``body`` evaluated with X (the module) and D (the data); prints its JSON value."""
-    script = (f"const X = require({json.dumps(str(CORE))});\n"
-              f"const D = {json.dumps(data)};\n"
-              f"console.log(JSON.stringify((() => {{ {body} }})()));\n")
-    proc = subprocess.run([_node(), "-e", script], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return nodejs.evaluate(f"const X = require({json.dumps(str(CORE))});\n"
+                           f"const D = {json.dumps(data)};", body)
 
 
 def test_derived_metrics_follow_the_published_formulas(data):

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
 
 from infersweep.report import explorerdata, fromrun
-from tests import reportruns
-from tests.unit.report.test_explorer_js import _node
+from tests import nodejs, reportruns
 
 REPO = Path(__file__).resolve().parents[3]
 TEMPLATES = REPO / "infersweep" / "report" / "templates"
@@ -43,14 +41,11 @@ def _packed(runs) -> dict:
 def _run(data: dict, body: str):
     """``body`` evaluated with X (explorer-core), P (points-core), D (the packed data) and
     d (it decoded); prints its JSON value."""
-    script = (f"globalThis.InfersweepExplorer = require({json.dumps(str(TEMPLATES / 'explorer-core.js'))});\n"
-              f"const X = globalThis.InfersweepExplorer;\n"
-              f"const P = require({json.dumps(str(TEMPLATES / 'points-core.js'))});\n"
-              f"const D = {json.dumps(data)};\nconst d = X.decode(D);\n"
-              f"console.log(JSON.stringify((() => {{ {body} }})()));\n")
-    proc = subprocess.run([_node(), "-e", script], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return nodejs.evaluate(
+        f"globalThis.InfersweepExplorer = require({json.dumps(str(TEMPLATES / 'explorer-core.js'))});\n"
+        f"const X = globalThis.InfersweepExplorer;\n"
+        f"const P = require({json.dumps(str(TEMPLATES / 'points-core.js'))});\n"
+        f"const D = {json.dumps(data)};\nconst d = X.decode(D);", body)
 
 
 def test_a_run_page_has_every_point_of_the_run_with_its_table_cells(runs):

@@ -8,33 +8,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from infersweep.evals import thresholds
 from infersweep.report import costs, evalsdata, explorerdata, views
-from tests import browser, reportruns
+from tests import nodejs, reportruns
 
 REPO = Path(__file__).resolve().parents[3]
 TESTS = Path(__file__).parent / "js" / "trends-core.test.js"
-REQUIRED = ("INFERSWEEP_REQUIRE_ACT", browser.REQUIRE_ENV)
 TARGET = 80.0  # tok/s/user: inside every frontier of runs_with_evals (71 to 111)
 
 
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        if any(os.environ.get(e, "") not in ("", "0") for e in REQUIRED):
-            pytest.fail(f"no node to run {TESTS.name}, and {' or '.join(REQUIRED)} is set")
-        pytest.skip("no node")
-    return node
-
-
 def test_trends_core_under_node_test(tmp_path):
-    node = _node()
+    node = nodejs.node()
     runs = reportruns.runs_with_evals(tmp_path)
     limits = thresholds.load(str(REPO / "configs" / "eval-thresholds.yaml"))
     site = {"explorer": explorerdata.arrange(runs, costs.load(REPO / "configs/gpu-costs.yaml")),
