@@ -144,6 +144,14 @@ def summarize(records: list[dict], num_prompts: int, duration: float, *, chat: b
     return out
 
 
+def read_whole(records: list[dict], chat: bool = False) -> int:
+    """How many successful requests of more than one output token came in one read: every
+    token stamped with the first one's time, so their TPOT measures 0. A client that falls
+    behind the server (a busy machine) reads them so; an engine never sends them so."""
+    return sum(1 for r in records if r.get("ok") and r["output_tokens"] > 1
+               and request_metrics(r, chat).tpot == 0)
+
+
 def _is_good(m: RequestMetrics, slo: dict) -> bool:
     vals = {"ttft": m.ttft, "tpot": m.tpot or 0.0, "e2el": m.e2el}
     return all(vals[k] * 1000.0 <= v for k, v in slo.items())

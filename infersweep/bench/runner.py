@@ -438,6 +438,7 @@ def _assemble(a, records, metas, work, start_unix, selected, pcts, goodput, chat
     summary = metrics.summarize(records, a.num_prompts, duration, chat=chat, selected=selected,
                                 percentiles=pcts, goodput=goodput or None)
     client = _client_health(metas, summary, quiet_interrupted=interrupted is not None)
+    client["requests_read_whole"] = metrics.read_whole(records, chat)
     errors = metrics.error_counts(records)
     by_id = {r["id"]: r for r in records}
     input_lens = [work.prompt_len(i) for i in range(a.num_prompts)]

@@ -121,13 +121,23 @@ def _apart(got: float, want: float) -> bool:
     return abs(got - want) > bounds.TOLERANCE * max(abs(got), abs(want)) + 1e-12
 
 
-def check(row: dict, naming: Naming = Naming()) -> list[Finding]:
+def check(row: dict, naming: Naming = Naming(), *, read_whole: int = 0) -> list[Finding]:
     """Every finding on one row (empty: plausible). Numbers that are not finite stop the
-    rest: the other rules would only repeat them."""
+    rest: the other rules would only repeat them. ``read_whole``: the client's count of
+    requests it read whole (:func:`requests_read_whole`), which changes a hint, never a
+    verdict."""
     v, found = _values(row, naming)
     if found:
         return found
-    return _zeros(row, v, naming) + _bounds(row, v, naming) + _consistency(row, v, naming)
+    return (_zeros(row, v, naming, read_whole) + _bounds(row, v, naming)
+            + _consistency(row, v, naming))
+
+
+def requests_read_whole(result: dict) -> int:
+    """A client result's own count of the requests it read whole (0: none, or not said)."""
+    client = result.get("client")
+    n = client.get("requests_read_whole") if isinstance(client, dict) else None
+    return n if type(n) is int and 0 < n <= MAX_INT else 0
 
 
 def requested_output(result: dict, osl: object) -> list[Finding]:
@@ -176,7 +186,7 @@ def _values(row: dict, naming: Naming) -> tuple[dict, list[Finding]]:
     return v, out
 
 
-def _zeros(row: dict, v: dict, naming: Naming) -> list[Finding]:
+def _zeros(row: dict, v: dict, naming: Naming, whole: int) -> list[Finding]:
     completed, out_tok = v.get("completed", 0), v.get("total_output_tokens", 0)
     if not completed:
         return []
@@ -203,7 +213,14 @@ def _zeros(row: dict, v: dict, naming: Naming) -> list[Finding]:
         why[f] = f"{done}: no first token comes in no time"
     for f in DECODE_TIMES:
         why[f] = f"{asked} ({out_tok} in all): no engine produces a token in no time"
+    if whole:  # the client says why: it read these requests whole; the verdict stands
+        hint = (f"the client read every token of {whole} of {completed} request(s) in one read: "
+                "it fell behind the server (a busy machine) and could not time their tokens; "
+                "rerun the point with CPU to spare for the client (see the client's loop lag)")
+        return [Finding(RULE_ZERO, f, f"{naming.key(f)} is 0 {why[f]}",
+                        hint if f in DECODE_TIMES else "") for f in zeros]
     return [Finding(RULE_ZERO, f, f"{naming.key(f)} is 0 {why[f]}") for f in zeros]
+
 
 
 def _bounds(row: dict, v: dict, naming: Naming) -> list[Finding]:

@@ -305,7 +305,8 @@ def implausible(row: dict, path: Path, label: str, result: dict | None = None
                 ) -> InputError | None:
     """The findings of :mod:`infersweep.results.plausible` on a point's row (and on its
     client ``result``'s per-request output lengths), located in its file, or None."""
-    found = plausible.check(row, plausible.RESULT)
+    whole = plausible.requests_read_whole(result) if result is not None else 0
+    found = plausible.check(row, plausible.RESULT, read_whole=whole)
     if result is not None:
         found += plausible.requested_output(result, row.get("run_osl"))
     if not found:

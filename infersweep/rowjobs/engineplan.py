@@ -21,10 +21,15 @@ from infersweep.diagnostics import Diagnostic, InputError
 from infersweep.recipe import topology
 from infersweep.recipe.topology import ENGINES
 
-# The simulator's timing model, fast enough that a scaled-down sweep is bound by this
-# machine's CPU rather than by modelled GPU time (the engine stand-in is not a model of it).
-ENGINE_SPEED = ("--prefill-tps", "2000000", "--decode-base-ms", "2",
-                "--decode-per-seq-ms", "0.001")
+# The simulator's timing model for a local sweep: prefill fast enough that a scaled-down sweep
+# is bound by this machine's CPU rather than by modelled GPU time, decode at a real engine's pace
+# (6 ms a step, 0.02 ms more per running sequence: about 160 tok/s/user alone, 20 at 2,048).
+# Faster steps send more chunks than the router and the client, sharing the CPU, can read one at
+# a time: a loaded machine then gets a request's tokens in one read and measures a TPOT of 0,
+# which results check rightly refuses (22 % of token gaps were 0 at c=128 with 2 ms steps on a
+# busy 2-core machine, 2 % at this pace).
+ENGINE_SPEED = ("--prefill-tps", "2000000", "--decode-base-ms", "6",
+                "--decode-per-seq-ms", "0.02")
 ROUTER_SPEED = ("--kv-base-ms", "1")
 # front-end routing policies the simulator's router knows, by the recipe's name for them
 POLICIES = {"random": "round-robin", "round_robin": "round-robin",

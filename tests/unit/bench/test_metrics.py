@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from infersweep.bench.metrics import request_metrics, summarize
+from infersweep.bench.metrics import read_whole, request_metrics, summarize
 
 
 def rec(i, start, times, out, ok=True, prompt=10, toks=None):
@@ -69,6 +69,14 @@ def test_single_token_request_has_no_tpot_and_empty_metrics_are_zero():
     s = summarize([rec(0, 0.0, [0.05], 1)], 1, 1.0, percentiles=(99,))
     assert s["mean_tpot_ms"] == 0.0 and s["p99_itl_ms"] == 0.0
     assert s["mean_ttft_ms"] == pytest.approx(50.0)
+
+
+def test_requests_read_whole_are_those_whose_every_token_came_with_the_first():
+    whole = rec(0, 0.0, [0.2, 0.2, 0.2], 3, toks=[1, 1, 1])  # three chunks, one read
+    split = rec(1, 0.0, [0.2, 0.2, 0.25], 3, toks=[1, 1, 1])
+    one = rec(2, 0.0, [0.2], 1)                               # one token: no TPOT to time
+    failed = rec(3, 0.0, [0.2, 0.2], 2, ok=False)
+    assert read_whole([whole, split, one, failed]) == 1
 
 
 def test_goodput_counts_requests_within_all_slos():

@@ -90,6 +90,20 @@ def test_numbers_no_engine_produces_are_refused(tmp_path, over, rule, key, fragm
     assert line.lstrip().startswith(f'"{key}"'), (d.line, line)
 
 
+def test_a_zero_tpot_the_client_read_whole_is_refused_with_the_reason(tmp_path):
+    """A client that fell behind its server read whole responses: their TPOT is 0. The point
+    still fails (its numbers time the client), but the hint says why and what to do."""
+    err = _refusal(tmp_path, **_all("tpot", 0.0),
+                   client={"requests_read_whole": 3, "lagging": True})
+    tpot = [d for d in err.diagnostics if d.message.startswith(f"{LABEL}: mean_tpot_ms is 0")]
+    assert tpot, str(err)
+    assert "read every token of 3 of 4 request(s) in one read" in tpot[0].hint
+    assert "broken or was edited" not in tpot[0].hint
+    honest = _refusal(tmp_path / "honest", **_all("tpot", 0.0))  # no count: edited or broken
+    assert all("broken or was edited" in d.hint for d in honest.diagnostics
+               if d.rule == "results-zero")
+
+
 def test_a_number_json_reads_as_infinity_is_refused_where_it_stands(tmp_path):
     m = resultsrun.write_job(tmp_path, resultsrun.disagg_row([4]))
     path = m.parent / "logs/fixed-seq/mi355x-atom-dsv4-disagg-1p1d-tp8-8k1k-c4.json"
