@@ -18,6 +18,12 @@ every point; the newest run's page and a config's page until their charts and ta
 drawn; and plotly.js's basic and whole bundles alone, for comparison. It takes a few minutes.
 
     python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 [--repeat 3]
+
+With ``--from-store`` the same synthetic runs are first staged into a SQLite store, and the
+command users run, ``infersweep report build --db``, is timed end to end in a fresh process
+(reading the store included), beside ``staged_runs()`` alone.
+
+    python benchmarks/perf/report_build.py --explorer-runs 1000 --points 200 --from-store
 """
 
 from __future__ import annotations
@@ -257,6 +263,46 @@ def site_scale(n_runs: int, points: int, repeat: int) -> None:
         print(f"| {name} alone, an empty chart drawn | {s:.2f} s |")
 
 
+def store_scale(n_runs: int, points: int, repeat: int) -> None:
+    """``report build --db`` over a SQLite store of ``n_runs`` runs, in a fresh process. The
+    store takes only rows the results code wrote, so each run stages the same ``points`` rows
+    (jobs of ten concurrencies, twenty per config: tests/unit/store/store_data.py) under its
+    own run id."""
+    from infersweep.store import RunInfo, load_run_dir, open_store
+    from tests.unit.store.store_data import many_points_folder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows, _, _ = load_run_dir(many_points_folder(Path(tmp) / "run", points))
+        url = f"sqlite:///{tmp}/store.db"
+        start = time.perf_counter()
+        with open_store(url) as store:
+            store.migrate()
+            for r in range(n_runs):
+                run_id = str(40_000_000 + r)
+                day = f"2026-{1 + r // 28 % 12:02d}-{1 + r % 28:02d}T00:00:00Z"
+                store.ingest(RunInfo(run_id=run_id, attempt=1, source="github",
+                                     created_at=day),
+                             [{**row, "run_id": run_id} for row in rows], [])
+        staged = time.perf_counter() - start
+        reads = []
+        with open_store(url) as store:
+            for _ in range(repeat):
+                start = time.perf_counter()
+                got = store.staged_runs()
+                reads.append(time.perf_counter() - start)
+        assert sum(len(r.points) for r in got) == n_runs * points
+        build, line = ours(["--db", url], Path(tmp) / "site", repeat)
+    print(f"{n_runs} runs x {points} points staged into SQLite in {staged:.0f} s; "
+          f"median of {repeat}")
+    print(f"report build --db: {line}")
+    print("| what | seconds |")
+    print("|---|---|")
+    print(f"| `staged_runs()`: every run and point read from the store | "
+          f"{statistics.median(reads):.2f} |")
+    print(f"| `infersweep report build --db` in a fresh process (read and build) | "
+          f"{build:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
@@ -265,7 +311,13 @@ def main() -> None:
     ap.add_argument("--explorer-runs", type=int, default=0,
                     help="Measure the whole site at this many synthetic runs instead.")
     ap.add_argument("--points", type=int, default=200, help="Points per synthetic run.")
+    ap.add_argument("--from-store", action="store_true",
+                    help="With --explorer-runs: time `report build --db` over a SQLite store "
+                         "of those runs instead.")
     args = ap.parse_args()
+    if args.explorer_runs and args.from_store:
+        store_scale(args.explorer_runs, args.points, args.repeat)
+        return
     if args.explorer_runs:
         site_scale(args.explorer_runs, args.points, args.repeat)
         return
