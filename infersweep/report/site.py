@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import gc
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from markupsafe import Markup
 
+from infersweep.gcpause import cyclic_gc_paused
 from infersweep.report import (
     agenticcharts,
     agenticview,
@@ -230,24 +229,8 @@ def build(runs: list[StagedRun], out: Path, *, thresholds: dict | None = None,
     throughput and latency only."""
     out = Path(out)
     output.check_out(out)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _build(list(runs), out, thresholds, title, costs)
-
-
-@contextmanager
-def _cyclic_gc_paused():
-    """Python's cycle collector paused for the build: the build makes millions of small
-    objects beside the runs' rows, none of them garbage in a cycle until it ends, and the
-    collector would walk all of them again and again (about 40 % of the explorer data's time
-    at 200,000 points). Refcounting still frees what the build drops; cycles are collected
-    when it ends."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _build(runs: list[StagedRun], out: Path, thresholds: dict | None, title: str,

@@ -24,6 +24,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.dialects import postgresql, sqlite
 
 from infersweep.diagnostics import Diagnostic, InputError
+from infersweep.gcpause import cyclic_gc_paused
 from infersweep.store import agentic as agenticmod
 from infersweep.store import checks, connect
 from infersweep.store import recipes as recipemod
@@ -439,7 +440,8 @@ class Store:
         With ``config_keys``, only runs holding one of those configs, and only their points
         and evals."""
         keys = None if config_keys is None else sorted(set(config_keys))
-        return self._read("reading staged runs", lambda conn: self._runs(conn, keys, None))
+        with cyclic_gc_paused():  # every point's row decoded into a dict that is kept
+            return self._read("reading staged runs", lambda conn: self._runs(conn, keys, None))
 
     def previous_run(self, config_key: str, before_run_id: str,
                      before_staged_at: str | None) -> StagedRun | None:
