@@ -213,14 +213,13 @@ def _zeros(row: dict, v: dict, naming: Naming, whole: int) -> list[Finding]:
         why[f] = f"{done}: no first token comes in no time"
     for f in DECODE_TIMES:
         why[f] = f"{asked} ({out_tok} in all): no engine produces a token in no time"
-    if whole:  # the client says why: it read these requests whole; the verdict stands
-        hint = (f"the client read every token of {whole} of {completed} request(s) in one read: "
-                "it fell behind the server (a busy machine) and could not time their tokens; "
-                "rerun the point with CPU to spare for the client (see the client's loop lag)")
-        return [Finding(RULE_ZERO, f, f"{naming.key(f)} is 0 {why[f]}",
-                        hint if f in DECODE_TIMES else "") for f in zeros]
-    return [Finding(RULE_ZERO, f, f"{naming.key(f)} is 0 {why[f]}") for f in zeros]
-
+    # the client says why it read requests whole (it fell behind); the verdict stands
+    behind = (f"the client read every token of {whole} of {completed} request(s) in one read: "
+              "it fell behind the server (a busy machine) and could not time their tokens; "
+              "rerun the point with CPU to spare for the client (see the client's loop lag)"
+              if whole else "")
+    return [Finding(RULE_ZERO, f, f"{naming.key(f)} is 0 {why[f]}",
+                    behind if f in DECODE_TIMES else "") for f in zeros]
 
 
 def _bounds(row: dict, v: dict, naming: Naming) -> list[Finding]:
