@@ -315,7 +315,9 @@ def main() -> None:
                     help="With --explorer-runs: time `report build --db` over a SQLite store "
                          "of those runs instead.")
     args = ap.parse_args()
-    if args.explorer_runs and args.from_store:
+    if args.from_store and not args.explorer_runs:
+        ap.error("--from-store needs --explorer-runs N (the runs to stage)")
+    if args.from_store:
         store_scale(args.explorer_runs, args.points, args.repeat)
         return
     if args.explorer_runs:

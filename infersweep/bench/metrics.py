@@ -148,8 +148,7 @@ def read_whole(records: list[dict], chat: bool = False) -> int:
     """How many successful requests of more than one output token came in one read: every
     token stamped with the first one's time, so their TPOT measures 0. A client that falls
     behind the server (a busy machine) reads them so; an engine never sends them so."""
-    return sum(1 for r in records if r.get("ok") and r["output_tokens"] > 1
-               and request_metrics(r, chat).tpot == 0)
+    return sum(1 for r in records if r.get("ok") and request_metrics(r, chat).tpot == 0)
 
 
 def _is_good(m: RequestMetrics, slo: dict) -> bool:
